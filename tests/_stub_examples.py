@@ -32,6 +32,13 @@ CALLS: dict[str, list[tuple[tuple, dict]]] = {
     ],
     "torch.nn.functional.instance_norm": [((X(2, 3, 5),), {})],
     "torch.nn.functional.group_norm": [((X(2, 6, 5), 3, X(6), X(6)), {})],
+    # one slope, one per channel (dim 1), a 0-d slope; an input of rank 1 has one channel
+    "torch.nn.functional.prelu": [
+        ((X(2, 3), X(1)), {}),
+        ((X(2, 3, 4), X(3)), {}),
+        ((X(2, 3), torch.tensor(0.2)), {}),
+        ((X(5), X(1)), {}),
+    ],
 }
 
 for _nd in (1, 2, 3):

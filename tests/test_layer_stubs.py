@@ -204,3 +204,84 @@ def test_symbolic_pooling_halves():
     x = TensorV((b, c, 2 * h, 2 * h))
     res = stub_call(F + "max_pool2d", [x, IntV(Expr.const(2))], {})
     assert res.value.shape == (b, c, h, h)
+
+
+PRELU = """
+import torch.nn as nn
+import torch.nn.functional as F
+import torch
+
+
+class P(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.w = nn.Parameter(torch.full((n,), 0.25))
+
+    def forward(self, x):
+        return F.prelu(x, self.w) @ torch.ones(x.shape[-1], 3)
+"""
+
+
+@pytest.mark.parametrize(("n", "shape"), [(1, (2, 4)), (4, (2, 4, 5)), (1, (5,)), (3, (2, 4))])
+def test_functional_prelu_is_held_to_torch(tmp_path, n, shape):
+    from tests.helpers import run_class, torch_figures, written_module
+
+    path, mod = written_module(tmp_path, "prelu_mod", PRELU)
+    try:
+        fwd, _, _, out = torch_figures(mod, "P", {"n": n}, {"x": shape}, training=False)
+    except RuntimeError:  # slopes for another number of channels: torch refuses
+        fwd = None
+    t = run_class(path, "P", {"n": n}, {"x": shape}, False)
+    if fwd is None:
+        errors = [d for d in t["diagnostics"] if d["severity"] == "error"]
+        assert not t["complete"] and errors, t["diagnostics"]
+        assert errors[0]["code"] == "SHP309" and "slopes" in errors[0]["message"], errors
+        return
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == fwd
+    assert tuple(int(d) for d in t["output"]) == out
+
+
+EMBEDDING_BAG = """
+import torch.nn as nn
+import torch
+
+
+class B(nn.Module):
+    def __init__(self, mode, last):
+        super().__init__()
+        self.e = nn.EmbeddingBag(17, 8, mode=mode, include_last_offset=last)
+
+    def forward(self, z):
+        idx = torch.arange(z.shape[1]).expand_as(z)
+        weights = z if self.e.mode == "sum" else None
+        h = self.e(idx, per_sample_weights=weights)
+        g = self.e(torch.arange(6), torch.tensor([0, 2, 4]))
+        return torch.cat([h, g]) @ torch.ones(8, 3)
+"""
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("last", [False, True])
+def test_embedding_bag_is_held_to_torch(tmp_path, mode, last):
+    """Bags of equal length (2-d), bags cut at offsets (1-d, the last offset an end
+    where include_last_offset), per-sample weights with mode "sum"."""
+    from tests.helpers import run_class, torch_figures, written_module
+
+    path, mod = written_module(tmp_path, "bag_mod", EMBEDDING_BAG)
+    kw = {"mode": mode, "last": last}
+    fwd, _, params, out = torch_figures(mod, "B", kw, {"z": (2, 16)}, training=False)
+    t = run_class(path, "B", kw, {"z": (2, 16)}, False)
+    assert t["complete"], t["unknown"]
+    assert (t["flops_value"], t["params_value"]) == (fwd, params)
+    assert tuple(int(d) for d in t["output"]) == out
+
+
+def test_embedding_bag_refuses_what_torch_refuses(tmp_path):
+    from tests.helpers import run_class, written_module
+
+    src = EMBEDDING_BAG.replace('if self.e.mode == "sum" else None', "")  # weights with "mean"
+    path, _ = written_module(tmp_path, "bag_bad", src)
+    t = run_class(path, "B", {"mode": "mean", "last": False}, {"z": (2, 16)}, False)
+    errors = [d for d in t["diagnostics"] if d["severity"] == "error"]
+    assert not t["complete"] and errors and "per_sample_weights" in errors[0]["message"], errors

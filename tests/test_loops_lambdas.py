@@ -829,3 +829,53 @@ def _static_of(src: str, name: str) -> dict:
     if key not in _STATIC:
         _STATIC[key] = {f["name"]: f for f in analyze(src).functions}[name]
     return _STATIC[key]
+
+
+SCAN = """\
+import torch
+from torch import nn
+
+
+class M(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, d))
+
+    def forward(self, x):
+        def combine(a, b):
+            return a @ self.w + b
+
+        # a closure that calls itself on half its items, down to a test on their
+        # count, as jax-style associative scans do
+        def scan(elems):
+            n = elems.shape[0]
+            if n < 2:
+                return elems
+            reduced = combine(elems[0:-1:2], elems[1::2])
+            odd = scan(reduced)
+            rest = combine(odd[: (n - 1) // 2], elems[2::2]) if n > 2 else elems[:0]
+            first = elems[:1]
+            # torch.Size.numel(): the product of the sizes
+            head = torch.cat([first, rest]) if rest.shape.numel() > 0 else first
+            return torch.cat([head, odd])
+
+        return scan(x)
+"""
+
+
+@pytest.mark.parametrize("n", [1, 5, 8])
+def test_a_closure_that_calls_itself_on_smaller_arguments_runs_as_python_does(tmp_path, n):
+    from benchmarks.gen_modules import Generated, judge
+
+    v = judge(Generated(0, "scan", [], SCAN, {"d": "4"}, {"x": f"{n},4"}, "M"), tmp_path)
+    what = (v.outcome, v.truth, v.figure, v.complete, v.detail, v.backward)
+    assert v.outcome == "exact", what
+    assert v.backward == "exact", what
+
+
+def test_a_closure_that_calls_itself_with_the_same_arguments_is_not_followed(tmp_path):
+    from benchmarks.gen_modules import Generated, judge
+
+    src = SCAN.replace("odd = scan(reduced)", "odd = scan(elems)")  # Python: RecursionError
+    v = judge(Generated(0, "scan", [], src, {"d": "4"}, {"x": "4,4"}, "M"), tmp_path)
+    assert not v.complete, (v.outcome, v.figure, v.detail)

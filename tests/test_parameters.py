@@ -1797,9 +1797,7 @@ class Net(nn.Module):
 """
 
 
-@pytest.mark.parametrize(
-    "kind, shape", [("conv", "2,3,8,8"), ("own", "2,4"), ("tied", "2,4")]
-)
+@pytest.mark.parametrize("kind, shape", [("conv", "2,3,8,8"), ("own", "2,4"), ("tied", "2,4")])
 def test_data_of_another_shape_is_never_the_old_figure(tmp_path, monkeypatch, kind, shape):
     """`t.data = u` of another shape changes t in place: every holder (the layer
     whose forward reads it, a layer tied to it) runs u's shape. The forward is
@@ -1817,6 +1815,11 @@ def test_data_of_another_shape_is_never_the_old_figure(tmp_path, monkeypatch, ki
     t = static(p, "Net", "--init", f"kind='{kind}'", "--input", f"x={shape}")
     assert t["flops_value"] in (fc.get_total_flops(), None), t["flops"]
     assert t["params"] in (str(sum(q.numel() for q in m.parameters())), "?")
+    if kind == "own":
+        # a Parameter of the module's own, read by its own forward: the same Parameter,
+        # of the new shape, wherever held (SandwichLin's `self.alpha.data = w.norm()`)
+        assert t["flops_value"] == fc.get_total_flops(), t["unknown"]
+        assert t["params"] == str(sum(q.numel() for q in m.parameters()))
 
 
 NAMED_APPLY = """
@@ -1942,6 +1945,7 @@ def test_bool_of_a_layer_is_its_truth(tmp_path):
     p.write_text(textwrap.dedent(TRUTHS))
     t = static(p, "Block", "--init", "d=8", "--input", "x=2,8")
     assert figures(t) == torch_counts(p, "Block(8)")
+
 
 REGISTERED_BY_KEYWORD = """
 import torch

@@ -28,6 +28,7 @@ EXACT = [
     ("EinsumDiagonal", SEQ, True),
     ("ManyReturned", SEQ, True),
     ("DataRead", SEQ, True),
+    ("ConjOfReal", SEQ, True),
     # `p.data = t` in a forward: p on t's storage, which the run made
     ("MaskedWeight", IMAGE, True),
     ("MaskedTwice", IMAGE, True),

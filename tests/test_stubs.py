@@ -341,6 +341,15 @@ SHAPE_CALLS: dict[str, list[tuple[tuple, dict]]] = {
     "nonzero": [((X(3, 4),), {})],
     "masked_select": [((X(3, 4), X(3, 4) > 0), {})],
     "unique": [((X(3, 4),), {})],
+    "unique_consecutive": [
+        ((torch.tensor([[1, 1, 2], [1, 1, 2], [3, 3, 3]]),), {}),
+        (
+            (torch.tensor([[1, 1, 2], [1, 1, 2], [3, 3, 3]]),),
+            {"return_inverse": True, "return_counts": True},
+        ),
+        ((torch.tensor([[1, 1, 2], [1, 1, 2], [3, 3, 3]]),), {"return_inverse": True, "dim": 0}),
+        ((torch.tensor([[1, 1, 2], [1, 1, 2], [3, 3, 3]]),), {"return_counts": True, "dim": -1}),
+    ],
     "shape": [((X(2, 3),), {})],
     "size": [((X(2, 3),), {}), ((X(2, 3), -1), {})],
     "torch.Tensor.stride": [((X(2, 3, 4),), {}), ((X(2, 3, 4), 1), {}), ((X(2, 3), -1), {})],
@@ -489,6 +498,11 @@ SHAPE_CALLS["cuda"] = []  # CPU-only test machine: same entry as .cpu()
 MODULES: dict[str, list[tuple[tuple, dict, torch.Tensor]]] = {
     "torch.nn.Linear": [((4, 5), {}, X(2, 3, 4)), ((4, 5), {"bias": False}, X(4))],
     "torch.nn.Embedding": [((10, 6), {}, torch.randint(0, 10, (2, 3)))],
+    # bags of equal length (a 2-d input), in each mode
+    "torch.nn.EmbeddingBag": [
+        ((10, 6), {}, torch.randint(0, 10, (2, 3))),
+        ((10, 6), {"mode": "max"}, torch.randint(0, 10, (4, 1))),
+    ],
     "torch.nn.LayerNorm": [
         ((4,), {}, X(2, 3, 4)),
         (((3, 4),), {}, X(2, 3, 4)),
@@ -554,7 +568,15 @@ def test_every_described_function_agrees_with_torch(name):
         data_dependent = any(
             e.rule is not None
             and e.rule.name
-            in ("unknown_tensor", "unknown", "item", "tolist", "rnn_layer", "bincount")
+            in (
+                "unknown_tensor",
+                "unknown",
+                "item",
+                "tolist",
+                "rnn_layer",
+                "bincount",
+                "unique_consecutive",
+            )
             for e in registry().entries[name]
         )
         check_agrees(o, strict=not data_dependent)
@@ -1346,3 +1368,20 @@ def test_chunked_projection_unpacks():
     qkv = TensorV((Expr.name("b"), Expr.name("s"), 3 * d), "float16")
     res = stub_call("torch.Tensor.chunk", [qkv, _v(3)], {"dim": _v(-1)})
     assert res.value == TupleV((TensorV((Expr.name("b"), Expr.name("s"), d), "float16"),) * 3)
+
+
+def test_unique_consecutive_knows_all_but_the_number_of_runs():
+    from shapelint.ops.values import BoolV
+
+    x = TensorV((Expr.const(3), Expr.const(4)), "int64")
+    res = stub_call("torch.unique_consecutive", [x], {"return_inverse": BoolV(True)})
+    runs, inverse = res.value.items
+    assert runs.shape == (None,) and inverse.shape == x.shape and inverse.dtype == "int64"
+    res = stub_call(
+        "torch.unique_consecutive", [x], {"return_counts": BoolV(True), "dim": IntV(Expr.const(-1))}
+    )
+    runs, counts = res.value.items
+    assert runs.shape == (Expr.const(3), None) and counts.shape == (None,)
+    assert res.cost.flops == Expr.const(0) and res.cost.complete
+    bad = stub_call("torch.unique_consecutive", [x], {"dim": IntV(Expr.const(2))})
+    assert [i.code for i in bad.issues] == ["SHP310"]

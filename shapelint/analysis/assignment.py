@@ -343,17 +343,18 @@ class AssignmentMixin:
                 into = holders.held_at(owner, target)  # type: ignore[arg-type]
                 if torch_absence.plain_tensor_store(self, into, target.attr):
                     pass  # `self.A.no_decay = True`: kept in the tensor's __dict__
+                elif target.attr == "data" and isinstance(into, TensorV):
+                    # `self.alpha.data = t`: the same Parameter, of t's shape, wherever
+                    # held; where that is not followed, requires_grad stays all the same
+                    if not holders.data_replaced(owner, target, value):  # type: ignore[arg-type]
+                        aliasing.lost(freezes=False)
                 elif not holders.store_shared(self, owner, target, value):  # type: ignore[arg-type]
                     held = self.eval(target.value, frame)
                     absence.unapplied_write(
                         held, target.attr, absence.through_parameter(self.specialize, target, frame)
                     )
                     if attribute_stores.may_replace(value):
-                        # `self.w.data = t` of another shape: requires_grad stays
-                        data = target.attr == "data" and isinstance(held, TensorV)
-                        aliasing.lost(freezes=not data)
-                    if target.attr == "data":
-                        holders.data_replaced(owner, target, value)  # type: ignore[arg-type]
+                        aliasing.lost()
             elif (
                 isinstance(target.value, ast.Name)
                 and base is None

@@ -976,6 +976,20 @@ def tuple_method(recv: TupleV, name: str, args, kwargs) -> Value | None:
     return IntV(Expr.const(out))
 
 
+def size_numel(recv: TupleV, args, kwargs) -> Value | None:
+    """`x.shape.numel()`: torch.Size's product of its sizes (1 for `torch.Size([])`).
+    A tuple or list surely made as one has no numel (Python raises): None, as for
+    sizes not all ints or arguments torch would refuse."""
+    if args or kwargs or recv.kind is not None:
+        return None
+    total = Expr.const(1)
+    for item in recv.items:
+        if not isinstance(item, IntV) or item.value is None:
+            return None
+        total = total * item.value
+    return IntV(total)
+
+
 def _range_items(args) -> Value | None:
     """`tuple(range(n))` at known bounds: the ints (a range indexes and iterates so)."""
     bounds = []

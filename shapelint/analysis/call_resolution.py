@@ -563,6 +563,9 @@ def call_attribute(
     if isinstance(recv, TupleV) and func.attr in ("index", "count"):
         known = builtins.tuple_method(recv, func.attr, args, kwargs)
         return known if known is not None else UNKNOWN
+    if isinstance(recv, TupleV) and func.attr == "numel":
+        known = builtins.size_numel(recv, args, kwargs)
+        return known if known is not None else UNKNOWN
     if isinstance(recv, TupleV) and recv.kind == "list" and func.attr == "copy":
         # list.copy(): a new list holding the same items, as `list(xs)` and
         # `copy.copy(xs)` make it; a change through either name leaves the other alone

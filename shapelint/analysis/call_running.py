@@ -36,6 +36,7 @@ from shapelint.analysis import (
     torch_containers,
     unify,
     unnamed,
+    vmapped,
 )
 from shapelint.analysis import annotations as ann
 from shapelint.analysis import unknown_cost as uc
@@ -282,6 +283,8 @@ class CallRunningMixin:
             return choices.call(self, callee, node, args, kwargs, frame)
         if isinstance(callee, compiled.CompiledV):
             return compiled.call(self, callee, node, args, kwargs, frame)
+        if isinstance(callee, vmapped.VmappedV):
+            return vmapped.call(self, callee, node, args, kwargs, frame)
         if deferred.is_deferred(callee):
             made = deferred.built(self, callee) if deferred.fixed_tensor(args, kwargs) else None
             if made is None:

@@ -63,21 +63,49 @@ def store_shared(an: Analyzer, owner: SelfRecorder, target: ast.Attribute, value
     return True
 
 
-def data_replaced(owner: SelfRecorder, target: ast.Attribute, value: Value) -> None:
-    """`self.conv.weight.data = u` while the module is built, u not known to be of
-    t's shape: Python changes t in place, so every holder of t (the layer whose
-    forward reads it, a tied head) holds a tensor of u's shape from then on. The
-    analysis has no in-place shape change for a tensor, so each holder of t holds
-    an unknown value instead, never t at its old shape (torch would run, or refuse,
-    the new one). Of t's shape, the old figure stands: the same sizes, other
-    values."""
+def data_replaced(owner: SelfRecorder, target: ast.Attribute, value: Value) -> bool:
+    """`self.alpha.data = u` while the module is built, u not known to be of t's
+    shape: Python changes t in place, so every holder of t holds a tensor of u's
+    shape and dtype from then on, the same Parameter or buffer (`_data_of`). A
+    library layer holding t (`self.conv.weight.data = u`) reads its sizes from its
+    constructor's arguments, not from its weight: that layer is unknown instead,
+    and so is t where u's shape is not known, never t at its old shape (torch
+    would run, or refuse, the new one). Of t's shape, the old figure stands: the
+    same sizes, other values. Whether every holder now holds t as torch does
+    (True: the parameter counts stand)."""
     olds = _path_values(owner, target)
     old = olds[-1] if olds else None
     if not isinstance(old, TensorV):
-        return
+        return False
     if isinstance(value, TensorV) and old.shape is not None and value.shape == old.shape:
-        return
-    held_nowhere(old, owner)
+        return value.dtype == old.dtype  # the same tensor, other values (a cast: not followed)
+    new = _data_of(old, value)
+    if new is None:
+        held_nowhere(old, owner)
+        return False
+
+    lost = []
+
+    def at(w: Value) -> Value | None:
+        if w is old:
+            return new
+        lib = _holder(w) and not w.kind.startswith("<class>")  # type: ignore[union-attr]
+        if lib and any(a is old for _, a in w.attrs):  # type: ignore[union-attr]
+            lost.append(w)
+            return UNKNOWN
+        return None
+
+    _everywhere(_Rebuild(old, at), owner)
+    return not lost
+
+
+def _data_of(old: TensorV, value: Value) -> TensorV | None:
+    """old after `old.data = value`: the same Parameter or buffer (its requires_grad
+    and where it is registered), of value's shape and dtype; None where value is no
+    tensor of known shape."""
+    if not isinstance(value, TensorV) or value.shape is None:
+        return None
+    return replace(old, shape=value.shape, dtype=value.dtype, known=None, layout=None, storage=None)
 
 
 def held_nowhere(old: Value, owner: SelfRecorder | None = None) -> None:

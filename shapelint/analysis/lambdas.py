@@ -22,6 +22,7 @@ from shapelint.ops import saved as storages
 from shapelint.ops.values import DICT_KIND, UNKNOWN, NoneV, ObjectV, TensorV, TupleV, Value
 
 _MAX_NESTING = 8  # closures running inside closures: deeper ones are unknown
+_MAX_RECURSION = 8  # calls of one closure running inside each other (2**8 runs at worst)
 
 
 @dataclass(eq=False)
@@ -113,7 +114,7 @@ def invoke(
     an = closure.owner or an
     node = closure.node
     active = an.active_closures
-    if closure in active or len(active) >= _MAX_NESTING or isinstance(node, ast.AsyncFunctionDef):
+    if _recursion_stops(active, closure, (args, kwargs)) or isinstance(node, ast.AsyncFunctionDef):
         outer = getattr(getattr(closure.frame, "func", None), "node", None)
         if closure_calls.only_called_in_place(node, outer):
             aliasing.lost()  # its pass where it was defined left its stores to this call
@@ -127,7 +128,7 @@ def invoke(
     inner.nonlocal_names = declared_names(node, ast.Nonlocal)
     inner.watch = in_place.closure_watch(an, node, closure.frame)
     _bind(an, node.args, args, kwargs, closure, inner, d, unknown=False)
-    active.append(closure)
+    active.append((closure, (tuple(args), dict(kwargs))))
     try:
         with collected(inner) as runs, an.repeated():
             if isinstance(node, ast.Lambda):
@@ -143,6 +144,33 @@ def invoke(
         runs = {(*key, *at): rec for key, rec in runs.items()}
     merge(caller.records, runs, ONE, "")
     return value
+
+
+def _arguments_key(args, kwargs) -> object:
+    """The arguments of a closure's call as a key; None where one cannot be hashed."""
+    key = (tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _recursion_stops(active: list, closure: ClosureV, given: tuple) -> bool:
+    """Whether a call of closure is not run: closures nested too deep, or a closure
+    that calls itself again with arguments equal to a call still running (or not
+    comparable), or deeper than _MAX_RECURSION. A recursion whose arguments shrink
+    (`_scan(reduced)` on half the items, down to a test on their count) runs as
+    Python runs it."""
+    mine = [a for c, a in active if c is closure]
+    if len(active) - len(mine) >= _MAX_NESTING or len(mine) >= _MAX_RECURSION:
+        return True
+    if not mine:
+        return False
+    # keys made only for a call that calls itself: hashing a module's whole tree for
+    # every closure call would cost what the comparison never needs
+    key = _arguments_key(*given)
+    return key is None or key in [_arguments_key(*a) for a in mine]
 
 
 def _returned(an, returns: list[Value], node, done: bool) -> Value:

@@ -40,6 +40,7 @@ from shapelint.analysis import (
     stdlib_re,
     torch_containers,
     unify,
+    vmapped,
 )
 from shapelint.analysis import calls as dispatch
 from shapelint.analysis import unknown_cost as uc
@@ -197,6 +198,8 @@ class OpCallsMixin:
                 scalar = grad_mode.made(qual, args, kwargs)  # `ctx = torch.no_grad()`
         if scalar is None and qual in compiled.QUALNAMES and self.specialize:
             scalar = compiled.compile_value(args, kwargs)
+        if scalar is None and qual in vmapped.QUALNAMES and self.specialize:
+            scalar = vmapped.vmap_value(args, kwargs)
         if scalar is None and qual == "importlib.util.find_spec":
             scalar = installed.find_spec(args, kwargs)
         if scalar is None and qual == "importlib.metadata.version":

@@ -46,6 +46,7 @@ from shapelint.analysis import (
     raising,
     unfollowed,
     unify,
+    with_choices,
 )
 from shapelint.analysis import annotations as ann
 from shapelint.analysis.defs import FuncDef
@@ -401,6 +402,23 @@ def exec_continue(an: Analyzer, stmt: ast.Continue, frame: Frame, module_level: 
 def exec_with(
     an: Analyzer, stmt: ast.With | ast.AsyncWith, frame: Frame, module_level: bool
 ) -> None:
+    if an.specialize:
+        chosen = with_choices.rewritten(stmt)
+        if chosen is not stmt:  # `with (a() if t else b()):` as the `if` it amounts to
+            an.exec_block([chosen], frame)
+            return
+        if with_choices.other_branch(stmt):
+            outer, frame.records = frame.records, {}
+            try:
+                _with_statement(an, stmt, frame)
+            finally:
+                outer.update(with_choices.keyed_apart(frame.records))
+                frame.records = outer
+            return
+    _with_statement(an, stmt, frame)
+
+
+def _with_statement(an: Analyzer, stmt: ast.With | ast.AsyncWith, frame: Frame) -> None:
     start: list[set] = []  # the records before the body ran
     stmt = exit_stacks.rewritten(an, stmt)
     _with_items(an, stmt, 0, KEEP, frame, start)

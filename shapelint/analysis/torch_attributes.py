@@ -136,7 +136,7 @@ _reversed_padding_repeated_twice add_zero_attn affine align_corners alpha approx
 batch_first beta bias bias_hh bias_ih bias_k bias_v ceil_mode count_include_pad delta
 dilation dim divisor_override downscale_factor dropout elementwise_affine embed_dim
 embedding_dim end_dim eps from_pretrained groups head_dim hidden_size ignore_index
-in1_features in2_features in_channels in_features in_proj_bias in_proj_weight init
+in1_features in2_features in_channels in_features in_proj_bias in_proj_weight include_last_offset init
 inplace input_size k_proj_weight kdim kernel_size label_smoothing lambd lower margin max_norm
 max_val
 merge_masks min_val mode momentum name negative_slope nonlinearity norm_type

@@ -16,6 +16,7 @@ from shapelint.analysis.dict_values import dict_value
 from shapelint.analysis.module_kinds import CONTAINERS, DICT_KINDS
 from shapelint.analysis.module_lists import ModuleListV
 from shapelint.analysis.unknown_cost import cost_not_known
+from shapelint.analysis.vmapped import VmappedV
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops
 from shapelint.ops.values import (
@@ -81,8 +82,8 @@ def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> 
         return  # a mapping's view the analysis read off it: what it holds costs where used
     if isinstance(value, ObjectV) and value.kind == WRAPS_KIND or isinstance(value, PartialV):
         return  # a decorator, a partial: what they wrap costs when it is called
-    if isinstance(value, decorators.CompiledV):
-        return  # torch.compile: the function it compiles costs when it is called
+    if isinstance(value, (decorators.CompiledV, VmappedV)):
+        return  # torch.compile, torch.vmap: the function they wrap costs when called
     if isinstance(value, namedtuples.NamedTupleV):
         return  # a namedtuple holds what it is given
     if isinstance(value, ObjectV) and value.kind.startswith(CONFIG_PREFIX):

@@ -95,8 +95,9 @@ _SPREAD = frozenset({"expand", "broadcast_to", "expand_as"})
 _EACH_SPREAD = frozenset({"broadcast_tensors", "meshgrid"})
 # reshape copies a tensor that is not contiguous (and so does contiguous()).
 _MAYBE_COPY = frozenset({"reshape", "flatten", "reshape_as", "contiguous"})
-# Those of _SAME that keep their operand's sizes and strides: the same data.
-_SAME_DATA = ("detach", "detach_", "Variable", "data", "as_subclass")
+# Those of _SAME that keep their operand's sizes and strides: the same data (`conj`: a
+# real tensor's is the tensor itself, a complex one's a view with the conjugate bit set).
+_SAME_DATA = ("detach", "detach_", "Variable", "data", "as_subclass", "conj")
 _SAME = frozenset(
     {"view", "view_as", "unflatten", "unsqueeze", "squeeze", *_SAME_DATA}
     | {"view_as_real", "view_as_complex"}

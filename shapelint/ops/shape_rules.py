@@ -532,6 +532,27 @@ def same(ctx: RuleContext, x: Value, *_: Value) -> RuleOut:
 
 
 @rule
+def prelu(ctx: RuleContext, x: Value, weight: Value) -> RuleOut:
+    """F.prelu: shaped like x; weight a scalar or 1-d tensor of one slope, or of one
+    per channel (x's dim 1; an x of rank below 2 has one channel), else torch raises."""
+    out = same(ctx, x)
+    w, shape = shape_of(weight), shape_of(x)
+    if w is None or has_var(w):
+        return out
+    if len(w) > 1:
+        out.issues.append(ctx.issue(RANK, f"weight must be a scalar or 1-d, got rank {len(w)}", 1))
+        return out
+    n = const(w[0]) if w else 1
+    if n is None or n == 1 or shape is None or has_var(shape):
+        return out
+    channels = const(shape[1]) if len(shape) > 1 else 1
+    if channels is not None and channels != n:
+        what = f"{n} slopes for {channels} input channel{'s' if channels != 1 else ''}"
+        out.issues.append(ctx.issue(SIGNATURE, what, 1))
+    return out
+
+
+@rule
 def along(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
     """Shaped like x, with dim a valid dimension (softmax, cumsum, flip by one dim)."""
     out = RuleOut(_tensor(x.shape, x) if isinstance(x, TensorV) else TensorV(None))
@@ -2392,6 +2413,41 @@ def margin_ranking_layer(
 
 
 @rule
+def embedding_bag(
+    ctx: RuleContext, x: Value, offsets: Value, weights: Value, dim: Value, mode: Value, last: Value
+) -> RuleOut:
+    """nn.EmbeddingBag's forward: a 2-d input is bags of equal length (offsets None),
+    one row of dim per bag; a 1-d input is cut into bags at offsets (1-d), one row per
+    offset, the last one an end where include_last_offset. per_sample_weights only
+    with mode "sum", shaped like the input. Anything else torch refuses."""
+    shape, d = shape_of(x), int_value(dim)
+    out = RuleOut(TensorV(None))
+    if shape is None or has_var(shape) or d is None:
+        return out
+    how = mode.value if isinstance(mode, StrV) else None
+    if not is_none(weights) and how is not None and how != "sum":
+        out.issues.append(ctx.issue(SIGNATURE, f"per_sample_weights with mode={how!r}", 2))
+        return out
+    if len(shape) == 2:
+        if not is_none(offsets):
+            out.issues.append(ctx.issue(SIGNATURE, "offsets given with a 2-d input", 1))
+            return out
+        out.value = TensorV((shape[0], d))
+        return out
+    if len(shape) != 1:
+        out.issues.append(ctx.issue(RANK, f"input must be 1-d or 2-d, got rank {len(shape)}", 0))
+        return out
+    cuts = shape_of(offsets)
+    if cuts is None or has_var(cuts) or len(cuts) != 1 or not isinstance(last, BoolV):
+        return out
+    if last.value is None or cuts[0] is None:
+        return out
+    bags = cuts[0] - Expr.const(1) if last.value else cuts[0]
+    out.value = TensorV((bags, d))
+    return out
+
+
+@rule
 def layer_norm(ctx: RuleContext, x: Value, normalized_shape: Value) -> RuleOut:
     """The trailing axes of x must equal normalized_shape; the output is shaped like x."""
     out = RuleOut(_tensor(x.shape, x) if isinstance(x, TensorV) else TensorV(None))
@@ -2696,6 +2752,37 @@ def unknown(ctx: RuleContext, *_: Value) -> RuleOut:
 def unknown_tensor(ctx: RuleContext, *_: Value) -> RuleOut:
     """A tensor whose shape depends on the data (nonzero, masked_select, unique)."""
     return RuleOut(TensorV(None))
+
+
+@rule
+def unique_consecutive(
+    ctx: RuleContext, x: Value, inverse: Value, counts: Value, dim: Value
+) -> RuleOut:
+    """torch.unique_consecutive: how many runs there are depends on the data, so that
+    length is not known (dim None: x flattened; else x's size along dim). Then, as
+    asked, the run of each element (int64, x's shape; its size along dim) and each
+    run's length (int64): a tuple in that order where either flag is set."""
+    shape = shape_of(x)
+    d = int_value(dim) if not is_none(dim) else None
+    if shape is None or has_var(shape) or not (is_none(dim) or d is not None):
+        return RuleOut(TensorV(None))
+    flags = [f.value if isinstance(f, BoolV) else None for f in (inverse, counts)]
+    if None in flags or (d is not None and d.value is None):
+        return RuleOut(TensorV(None))
+    dtype = dtype_of(x)
+    if d is None:
+        runs, inv = TensorV((None,), dtype), TensorV(shape, "int64")
+    else:
+        at, err = locate(shape, d.value)  # type: ignore[arg-type]
+        if at is None:
+            out = RuleOut(TensorV(None))
+            if err:
+                out.issues.append(ctx.issue(DIM_RANGE, err, 3))
+            return out
+        runs = TensorV((*shape[:at], None, *shape[at + 1 :]), dtype)
+        inv = TensorV((shape[at],), "int64")
+    items = [runs] + ([inv] if flags[0] else []) + ([TensorV((None,), "int64")] if flags[1] else [])
+    return RuleOut(TupleV(tuple(items)) if len(items) > 1 else runs)
 
 
 @rule

@@ -502,6 +502,7 @@ PYTHON_DEFINED = frozenset({
     "torch.Tensor.stft",
     "torch.Tensor.norm", "torch.Tensor.split",
     "torch.Tensor.unique", "torch.Tensor.unflatten", "torch.Tensor.__floordiv__",
+    "torch.unique_consecutive", "torch.Tensor.unique_consecutive",
     "torch.Tensor.__pow__", "torch.Tensor.__ipow__", "torch.Tensor.__rpow__",
     "torch.Tensor.__rsub__", "torch.Tensor.__rtruediv__", "torch.Tensor.__rmatmul__",
 })

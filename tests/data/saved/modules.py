@@ -747,6 +747,19 @@ class Folded(nn.Module):
         return self.conv(y.reshape(2, 2, 8))
 
 
+class ConjOfReal(nn.Module):
+    """`v.conj()` of a real tensor is v itself (and of a complex one a view with the
+    conjugate bit set): a product saving both sides saves v's storage once."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d))
+
+    def forward(self, x):
+        v = x * self.w
+        return v.conj().transpose(-2, -1) @ v
+
+
 class DataRead(nn.Module):
     """`p.data` is a detached view of the Parameter's storage: a linear layer over it
     saves its input only where the weight requires grad (here not: nothing), and the
