@@ -602,6 +602,57 @@ CASES = {
         """,
         "exact",
     ),
+    # a partial held in the instance's own __dict__ (stored through its class's
+    # `__setattr__`), called through the instance: Python binds only what it finds on
+    # the class, so the call is given its arguments alone, no tensor among them
+    # (main: the instance counted as an argument, the call "cost not known")
+    "partial_held_on_a_dict_subclass_instance": (
+        """
+        import random
+        from functools import partial
+
+        class CFG(dict):
+            def __setattr__(self, name, value):
+                super().__setattr__(name, value)
+                super().__setitem__(name, value)
+
+        DEFAULTS = CFG()
+        DEFAULTS.RNG = random.Random(0)
+        DEFAULTS.sample = partial(DEFAULTS.RNG.sample, k=1)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                picked = DEFAULTS.sample(list(range(x.shape[0])))
+                return self.lin(x)
+        """,
+        "exact",
+    ),
+    # the same call given a tensor: what it does with it is not known
+    "partial_held_on_an_instance_given_a_tensor": (
+        """
+        from functools import partial
+
+        class CFG(dict):
+            def __setattr__(self, name, value):
+                super().__setattr__(name, value)
+                super().__setitem__(name, value)
+
+        DEFAULTS = CFG()
+        DEFAULTS.mm = partial(torch.linalg.matrix_power, n=2)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+
+            def forward(self, x):
+                return DEFAULTS.mm(x[:, :2].reshape(4, 1, 1).expand(4, 3, 3) + 0)
+        """,
+        "honest",
+    ),
 }
 
 

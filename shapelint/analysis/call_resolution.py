@@ -501,7 +501,7 @@ def call_attribute(
     if an.specialize and stdlib_logging.is_logger(recv):
         # a standard library object: not given as one of the call's values
         return stdlib_logging.method(func.attr, args, kwargs, open_kwargs)
-    if an.call_args:
+    if an.call_args and not _held_unbound(an, recv, func.attr):
         an.call_args[-1][:] = [[*an.call_args[-1][0], recv], len(frame.records)]
     if (
         func.attr in in_place.MUTATORS
@@ -775,6 +775,26 @@ def _module_apply(an: Analyzer, recv, node: ast.Call, frame, fn: Value) -> Value
         holders.held_nowhere(recv)
         in_place.forget_object(an, recv)
     return an.unknown_call(node, [], {}, frame, why)
+
+
+def _held_unbound(an: Analyzer, recv, name: str) -> bool:
+    """recv.name is a value held in the instance's own `__dict__` (a partial or a
+    callable stored as `cfg.sample = partial(rng.choice, ...)`): Python binds only
+    what it finds on the class, so the call is not given recv. Not where the class
+    defines `__getattribute__`, a property or a descriptor of that name (they, not
+    the instance's dict, decide the read), nor a method the instance holds bound."""
+    if not (isinstance(recv, ObjectV) and recv.kind.startswith(("<class>", CONFIG_PREFIX))):
+        return False
+    held = [v for k, v in recv.attrs if k == name]
+    if not held or isinstance(held[0], own_methods.OwnMethodV):
+        return False
+    cd = an.class_of(recv.kind.partition(">")[2])
+    return (
+        cd is not None
+        and not attribute_hooks.hooked(an, recv)
+        and attributes.find_property(an, cd, name) is None
+        and attributes.descriptor(an, cd, name) is None
+    )
 
 
 def _project_method(an: Analyzer, recv, name: str) -> bool:
