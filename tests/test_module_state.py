@@ -631,6 +631,163 @@ CASES = {
         """,
         "exact",
     ),
+    # a dict subclass whose `__setattr__` keeps entries only and whose `__getattr__`
+    # reads them back: the plain lookup finds nothing (no class attribute, nothing in
+    # the instance's __dict__), so Python asks `__getattr__`, which finds the entry
+    # (main: the read not known)
+    "getattr_reads_the_entry_setattr_stored": (
+        """
+        class CFG(dict):
+            def __getattr__(self, name):
+                try:
+                    return self[name]
+                except KeyError:
+                    raise AttributeError(name)
+
+            def __setattr__(self, name, value):
+                self[name] = value
+
+        DEFAULTS = CFG()
+        DEFAULTS.times = 3
+        DEFAULTS.widen = 2
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d * DEFAULTS.widen)
+                self.out = nn.Linear(d * DEFAULTS.widen, d)
+
+            def forward(self, x):
+                for _ in range(DEFAULTS.times):
+                    x = self.out(self.lin(x))
+                return x
+        """,
+        "exact",
+    ),
+    # what `__getattr__` returns, called: a partial, not bound to the instance
+    "getattr_returns_a_partial_called_without_the_instance": (
+        """
+        import random
+        from functools import partial
+
+        class CFG(dict):
+            def __getattr__(self, name):
+                try:
+                    return self[name]
+                except KeyError:
+                    raise AttributeError(name)
+
+            def __setattr__(self, name, value):
+                self[name] = value
+
+        DEFAULTS = CFG()
+        DEFAULTS.rng = random.Random(0)
+        DEFAULTS.sample = partial(DEFAULTS.rng.sample, k=1)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                picked = DEFAULTS.sample(list(range(x.shape[0])))
+                return self.lin(x)
+        """,
+        "exact",
+    ),
+    # the instance's own __dict__ holds the name too (object's store beside the
+    # entry): the plain lookup finds it there and `__getattr__` is never asked
+    "getattr_not_asked_where_the_instance_holds_the_name": (
+        """
+        class CFG(dict):
+            def __getattr__(self, name):
+                try:
+                    return self[name]
+                except KeyError:
+                    raise AttributeError(name)
+
+            def __setattr__(self, name, value):
+                super().__setattr__(name, value + 1)
+                self[name] = value
+
+        DEFAULTS = CFG()
+        DEFAULTS.times = 1
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                for _ in range(DEFAULTS.times):
+                    x = self.lin(x)
+                return x
+        """,
+        "exact",
+    ),
+    # a class attribute of that name: the plain lookup finds it
+    "getattr_not_asked_where_the_class_binds_the_name": (
+        """
+        class CFG(dict):
+            times = 2
+
+            def __getattr__(self, name):
+                try:
+                    return self[name]
+                except KeyError:
+                    raise AttributeError(name)
+
+            def __setattr__(self, name, value):
+                self[name] = value
+
+        DEFAULTS = CFG()
+        dict.__setitem__(DEFAULTS, "times", 1)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                for _ in range(DEFAULTS.times):
+                    x = self.lin(x)
+                return x
+        """,
+        "honest",
+    ),
+    # a class decorator may give the class any attribute: not known
+    "getattr_under_a_class_decorator": (
+        """
+        def tag(cls):
+            cls.times = 2
+            return cls
+
+        @tag
+        class CFG(dict):
+            def __getattr__(self, name):
+                try:
+                    return self[name]
+                except KeyError:
+                    raise AttributeError(name)
+
+            def __setattr__(self, name, value):
+                self[name] = value
+
+        DEFAULTS = CFG()
+        dict.__setitem__(DEFAULTS, "times", 1)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                for _ in range(DEFAULTS.times):
+                    x = self.lin(x)
+                return x
+        """,
+        "honest",
+    ),
     # the same call given a tensor: what it does with it is not known
     "partial_held_on_an_instance_given_a_tensor": (
         """

@@ -35,6 +35,7 @@ from shapelint.analysis import (
     generators,
     holders,
     in_place,
+    instance_getattr,
     joined_objects,
     lambdas,
     learning,
@@ -625,6 +626,13 @@ def call_attribute(
         attr = callable_values.bind_own(recv.attr(func.attr), recv)
         if attr is UNKNOWN and all(k != func.attr for k, _ in recv.attrs):
             attr = _unbound_class_attribute(an, pytypes.class_key(recv), func.attr)
+            hooked = instance_getattr.fallback(an, recv, func.attr) if attr is UNKNOWN else None
+            if hooked is not None:
+                # what the class's `__getattr__` returned, called as it is: no
+                # method of the class, so not given the instance
+                if an.call_args and an.call_args[-1][0] and an.call_args[-1][0][-1] is recv:
+                    an.call_args[-1][0] = an.call_args[-1][0][:-1]
+                return an.call_value(hooked, node, args, kwargs, frame)
         if attr is not UNKNOWN:
             return an.call_value(attr, node, args, kwargs, frame)
         got = _parameters_listed(an, recv, func.attr, args, kwargs)
