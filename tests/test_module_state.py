@@ -22,6 +22,57 @@ import torch.nn as nn
 """
 
 # (code, what the static run must be: "exact", or "honest": never wrong)
+# A dict subclass used as a config: entries kept by `__setattr__`, read back by
+# `__getattr__` (no attribute in the instance's own __dict__).
+_MIRRORING_CFG = """
+        class CFG(dict):
+            def __getattr__(self, name):
+                try:
+                    return self[name]
+                except KeyError:
+                    raise AttributeError(name)
+
+            def __setattr__(self, name, value):
+                self[name] = value
+"""
+# A module that runs its layer DEFAULTS.times times.
+_LOOP_TIMES = """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                for _ in range(DEFAULTS.times):
+                    x = self.lin(x)
+                return x
+"""
+
+# An entry `times` of 1, stored as dict's, and the module that loops over it.
+_ONE_ENTRY_TIMES = (
+    """
+        DEFAULTS = CFG()
+        dict.__setitem__(DEFAULTS, "times", 1)
+"""
+    + _LOOP_TIMES
+)
+
+# A registry holding a partial of a random sampler, called in the forward.
+_SAMPLES_ONE = """
+        DEFAULTS = CFG()
+        DEFAULTS.RNG = random.Random(0)
+        DEFAULTS.sample = partial(DEFAULTS.RNG.sample, k=1)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                picked = DEFAULTS.sample(list(range(x.shape[0])))
+                return self.lin(x)
+"""
+
 CASES = {
     # a dict the base constructor fills, read back by a function the forward calls
     "registry_filled_by_super_init": (
@@ -616,19 +667,8 @@ CASES = {
                 super().__setattr__(name, value)
                 super().__setitem__(name, value)
 
-        DEFAULTS = CFG()
-        DEFAULTS.RNG = random.Random(0)
-        DEFAULTS.sample = partial(DEFAULTS.RNG.sample, k=1)
-
-        class M(nn.Module):
-            def __init__(self, d):
-                super().__init__()
-                self.lin = nn.Linear(d, d)
-
-            def forward(self, x):
-                picked = DEFAULTS.sample(list(range(x.shape[0])))
-                return self.lin(x)
-        """,
+"""
+        + _SAMPLES_ONE,
         "exact",
     ),
     # a dict subclass whose `__setattr__` keeps entries only and whose `__getattr__`
@@ -636,16 +676,8 @@ CASES = {
     # the instance's __dict__), so Python asks `__getattr__`, which finds the entry
     # (main: the read not known)
     "getattr_reads_the_entry_setattr_stored": (
-        """
-        class CFG(dict):
-            def __getattr__(self, name):
-                try:
-                    return self[name]
-                except KeyError:
-                    raise AttributeError(name)
-
-            def __setattr__(self, name, value):
-                self[name] = value
+        _MIRRORING_CFG
+        + """
 
         DEFAULTS = CFG()
         DEFAULTS.times = 3
@@ -669,30 +701,9 @@ CASES = {
         """
         import random
         from functools import partial
-
-        class CFG(dict):
-            def __getattr__(self, name):
-                try:
-                    return self[name]
-                except KeyError:
-                    raise AttributeError(name)
-
-            def __setattr__(self, name, value):
-                self[name] = value
-
-        DEFAULTS = CFG()
-        DEFAULTS.rng = random.Random(0)
-        DEFAULTS.sample = partial(DEFAULTS.rng.sample, k=1)
-
-        class M(nn.Module):
-            def __init__(self, d):
-                super().__init__()
-                self.lin = nn.Linear(d, d)
-
-            def forward(self, x):
-                picked = DEFAULTS.sample(list(range(x.shape[0])))
-                return self.lin(x)
-        """,
+"""
+        + _MIRRORING_CFG
+        + _SAMPLES_ONE,
         "exact",
     ),
     # the instance's own __dict__ holds the name too (object's store beside the
@@ -712,47 +723,13 @@ CASES = {
 
         DEFAULTS = CFG()
         DEFAULTS.times = 1
-
-        class M(nn.Module):
-            def __init__(self, d):
-                super().__init__()
-                self.lin = nn.Linear(d, d)
-
-            def forward(self, x):
-                for _ in range(DEFAULTS.times):
-                    x = self.lin(x)
-                return x
-        """,
+"""
+        + _LOOP_TIMES,
         "exact",
     ),
     # a class attribute of that name: the plain lookup finds it
     "getattr_not_asked_where_the_class_binds_the_name": (
-        """
-        class CFG(dict):
-            times = 2
-
-            def __getattr__(self, name):
-                try:
-                    return self[name]
-                except KeyError:
-                    raise AttributeError(name)
-
-            def __setattr__(self, name, value):
-                self[name] = value
-
-        DEFAULTS = CFG()
-        dict.__setitem__(DEFAULTS, "times", 1)
-
-        class M(nn.Module):
-            def __init__(self, d):
-                super().__init__()
-                self.lin = nn.Linear(d, d)
-
-            def forward(self, x):
-                for _ in range(DEFAULTS.times):
-                    x = self.lin(x)
-                return x
-        """,
+        _MIRRORING_CFG.replace("(dict):", "(dict):\n            times = 2\n") + _ONE_ENTRY_TIMES,
         "honest",
     ),
     # a class decorator may give the class any attribute: not known
@@ -761,31 +738,9 @@ CASES = {
         def tag(cls):
             cls.times = 2
             return cls
-
-        @tag
-        class CFG(dict):
-            def __getattr__(self, name):
-                try:
-                    return self[name]
-                except KeyError:
-                    raise AttributeError(name)
-
-            def __setattr__(self, name, value):
-                self[name] = value
-
-        DEFAULTS = CFG()
-        dict.__setitem__(DEFAULTS, "times", 1)
-
-        class M(nn.Module):
-            def __init__(self, d):
-                super().__init__()
-                self.lin = nn.Linear(d, d)
-
-            def forward(self, x):
-                for _ in range(DEFAULTS.times):
-                    x = self.lin(x)
-                return x
-        """,
+"""
+        + _MIRRORING_CFG.replace("class CFG", "@tag\n        class CFG")
+        + _ONE_ENTRY_TIMES,
         "honest",
     ),
     # the same call given a tensor: what it does with it is not known

@@ -22,11 +22,9 @@ import ast
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import absence, attribute_hooks, raising
+from shapelint.analysis import absence, attribute_hooks, dynamic
 from shapelint.analysis.attributes import defining_class, find_method, mro, setattr_is_objects
 from shapelint.analysis.dict_entries import ITEMS
-from shapelint.analysis.specialized import run_body
-from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import ObjectV, StrV, Value
 
 if TYPE_CHECKING:
@@ -47,24 +45,21 @@ def fallback(an: Analyzer, obj: Value, name: str) -> Value | None:
     if not (an.specialize and isinstance(obj, ObjectV) and obj.kind.startswith(_PREFIX)):
         return None
     cd = an.class_of(obj.kind[len(_PREFIX) :])
-    fd = find_method(an, cd, "__getattr__") if cd is not None else None
+    if cd is None:
+        return None
+    fd = find_method(an, cd, "__getattr__")
     key = (id(obj), name)
     if fd is None or key in _FLIGHT or not _surely_missing(an, cd, obj, name):
         return None
-    pending = raising.take()  # the caller's, kept apart from the hook's own
+    cls = fd.cls.name if fd.cls is not None else ""
+    if dynamic.not_modelled(an, fd, [cls], decorators=False, special=True) is not None:
+        return None
     _FLIGHT.add(key)
     try:
-        value, records = run_body(fd.owner or an, fd, obj, [StrV(name)], {})
-        exc = raising.take()
+        value, exc, free = attribute_hooks.run_hook(an, fd, obj, [StrV(name)])
     finally:
         _FLIGHT.discard(key)
-        if pending is not None:
-            raising.pending(pending)
-    if exc is not None or raising.of_records(records) is not None:
-        return None
-    if not all(_free(r) for r in _walk(records)):
-        return None
-    return value
+    return value if exc is None and free else None
 
 
 def _surely_missing(an: Analyzer, cd: ClassDef, obj: ObjectV, name: str) -> bool:
@@ -100,16 +95,3 @@ def _binds_only_its_own(c: ClassDef, name: str) -> bool:
         if targets is None or not all(isinstance(t, ast.Name) and t.id != name for t in targets):
             return False
     return True
-
-
-def _free(r) -> bool:
-    return r.cost.complete and r.cost.flops == Expr.const(0)
-
-
-def _walk(records: list) -> list:
-    out, todo = [], list(records)
-    while todo:
-        r = todo.pop()
-        out.append(r)
-        todo.extend(r.children)
-    return out
