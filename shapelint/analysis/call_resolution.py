@@ -630,8 +630,9 @@ def call_attribute(
             if hooked is not None:
                 # what the class's `__getattr__` returned, called as it is: no
                 # method of the class, so not given the instance
-                if an.call_args and an.call_args[-1][0] and an.call_args[-1][0][-1] is recv:
-                    an.call_args[-1][0] = an.call_args[-1][0][:-1]
+                given = an.call_args[-1][0] if an.call_args else None
+                if given and given[-1] is recv and not isinstance(hooked, _BOUND):
+                    an.call_args[-1][0] = given[:-1]
                 return an.call_value(hooked, node, args, kwargs, frame)
         if attr is not UNKNOWN:
             return an.call_value(attr, node, args, kwargs, frame)
@@ -785,17 +786,26 @@ def _module_apply(an: Analyzer, recv, node: ast.Call, frame, fn: Value) -> Value
     return an.unknown_call(node, [], {}, frame, why)
 
 
+# Callables bound to an object: a call of one reads that object's state.
+_BOUND = (
+    own_methods.OwnMethodV,
+    callable_values.BoundMethodV,
+    callable_values.TorchForwardV,
+    callable_values.TensorMethodV,
+)
+
+
 def _held_unbound(an: Analyzer, recv, name: str) -> bool:
     """recv.name is a value held in the instance's own `__dict__` (a partial or a
     callable stored as `cfg.sample = partial(rng.choice, ...)`): Python binds only
     what it finds on the class, so the call is not given recv. Not where the class
     defines `__getattribute__`, a property or a descriptor of that name (they, not
-    the instance's dict, decide the read), nor a method the instance holds bound."""
+    the instance's dict, decide the read), nor a method bound to an object."""
     if not (isinstance(recv, ObjectV) and recv.kind.startswith(("<class>", CONFIG_PREFIX))):
         return False
     held = [v for k, v in recv.attrs if k == name]
-    if not held or isinstance(held[0], own_methods.OwnMethodV):
-        return False
+    if not held or isinstance(held[0], _BOUND):
+        return False  # a method bound to some object: what it reads is that object's
     cd = an.class_of(recv.kind.partition(">")[2])
     return (
         cd is not None
