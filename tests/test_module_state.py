@@ -22,6 +22,57 @@ import torch.nn as nn
 """
 
 # (code, what the static run must be: "exact", or "honest": never wrong)
+# A dict subclass used as a config: entries kept by `__setattr__`, read back by
+# `__getattr__` (no attribute in the instance's own __dict__).
+_MIRRORING_CFG = """
+        class CFG(dict):
+            def __getattr__(self, name):
+                try:
+                    return self[name]
+                except KeyError:
+                    raise AttributeError(name)
+
+            def __setattr__(self, name, value):
+                self[name] = value
+"""
+# A module that runs its layer DEFAULTS.times times.
+_LOOP_TIMES = """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                for _ in range(DEFAULTS.times):
+                    x = self.lin(x)
+                return x
+"""
+
+# An entry `times` of 1, stored as dict's, and the module that loops over it.
+_ONE_ENTRY_TIMES = (
+    """
+        DEFAULTS = CFG()
+        dict.__setitem__(DEFAULTS, "times", 1)
+"""
+    + _LOOP_TIMES
+)
+
+# A registry holding a partial of a random sampler, called in the forward.
+_SAMPLES_ONE = """
+        DEFAULTS = CFG()
+        DEFAULTS.RNG = random.Random(0)
+        DEFAULTS.sample = partial(DEFAULTS.RNG.sample, k=1)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                picked = DEFAULTS.sample(list(range(x.shape[0])))
+                return self.lin(x)
+"""
+
 CASES = {
     # a dict the base constructor fills, read back by a function the forward calls
     "registry_filled_by_super_init": (
@@ -601,6 +652,118 @@ CASES = {
                 return self.tanh(self.lin(self.act(x)))
         """,
         "exact",
+    ),
+    # a partial held in the instance's own __dict__ (stored through its class's
+    # `__setattr__`), called through the instance: Python binds only what it finds on
+    # the class, so the call is given its arguments alone, no tensor among them
+    # (main: the instance counted as an argument, the call "cost not known")
+    "partial_held_on_a_dict_subclass_instance": (
+        """
+        import random
+        from functools import partial
+
+        class CFG(dict):
+            def __setattr__(self, name, value):
+                super().__setattr__(name, value)
+                super().__setitem__(name, value)
+
+"""
+        + _SAMPLES_ONE,
+        "exact",
+    ),
+    # a dict subclass whose `__setattr__` keeps entries only and whose `__getattr__`
+    # reads them back: the plain lookup finds nothing (no class attribute, nothing in
+    # the instance's __dict__), so Python asks `__getattr__`, which finds the entry
+    # (main: the read not known)
+    "getattr_reads_the_entry_setattr_stored": (
+        _MIRRORING_CFG
+        + """
+
+        DEFAULTS = CFG()
+        DEFAULTS.times = 3
+        DEFAULTS.widen = 2
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d * DEFAULTS.widen)
+                self.out = nn.Linear(d * DEFAULTS.widen, d)
+
+            def forward(self, x):
+                for _ in range(DEFAULTS.times):
+                    x = self.out(self.lin(x))
+                return x
+        """,
+        "exact",
+    ),
+    # what `__getattr__` returns, called: a partial, not bound to the instance
+    "getattr_returns_a_partial_called_without_the_instance": (
+        """
+        import random
+        from functools import partial
+"""
+        + _MIRRORING_CFG
+        + _SAMPLES_ONE,
+        "exact",
+    ),
+    # the instance's own __dict__ holds the name too (object's store beside the
+    # entry): the plain lookup finds it there and `__getattr__` is never asked
+    "getattr_not_asked_where_the_instance_holds_the_name": (
+        """
+        class CFG(dict):
+            def __getattr__(self, name):
+                try:
+                    return self[name]
+                except KeyError:
+                    raise AttributeError(name)
+
+            def __setattr__(self, name, value):
+                super().__setattr__(name, value + 1)
+                self[name] = value
+
+        DEFAULTS = CFG()
+        DEFAULTS.times = 1
+"""
+        + _LOOP_TIMES,
+        "exact",
+    ),
+    # a class attribute of that name: the plain lookup finds it
+    "getattr_not_asked_where_the_class_binds_the_name": (
+        _MIRRORING_CFG.replace("(dict):", "(dict):\n            times = 2\n") + _ONE_ENTRY_TIMES,
+        "honest",
+    ),
+    # a class decorator may give the class any attribute: not known
+    "getattr_under_a_class_decorator": (
+        """
+        def tag(cls):
+            cls.times = 2
+            return cls
+"""
+        + _MIRRORING_CFG.replace("class CFG", "@tag\n        class CFG")
+        + _ONE_ENTRY_TIMES,
+        "honest",
+    ),
+    # the same call given a tensor: what it does with it is not known
+    "partial_held_on_an_instance_given_a_tensor": (
+        """
+        from functools import partial
+
+        class CFG(dict):
+            def __setattr__(self, name, value):
+                super().__setattr__(name, value)
+                super().__setitem__(name, value)
+
+        DEFAULTS = CFG()
+        DEFAULTS.mm = partial(torch.linalg.matrix_power, n=2)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+
+            def forward(self, x):
+                return DEFAULTS.mm(x[:, :2].reshape(4, 1, 1).expand(4, 3, 3) + 0)
+        """,
+        "honest",
     ),
 }
 

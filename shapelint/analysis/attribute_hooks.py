@@ -89,21 +89,16 @@ def read(an: Analyzer, obj: Value, node: ast.Attribute, frame: Frame):
     cls = fd.cls.name if fd.cls is not None else ""
     if dynamic.not_modelled(an, fd, [cls], decorators=False, special=True) is not None:
         return None
-    pending = raising.take()  # the caller's, kept apart from the read's own
     start = may_raise.count()
     _FLIGHT.add(key)
     try:
-        value, records = run_body(fd.owner or an, fd, obj, [StrV(name)], {})
-        exc = raising.take()
+        value, exc, free = run_hook(an, fd, obj, [StrV(name)])
     finally:
         _FLIGHT.discard(key)
-        if pending is not None:
-            raising.pending(pending)
-    exc = raising.of_records(records) or exc
     got: object = value
     if exc == "AttributeError" and _hook(an, obj, "__getattr__") is None:
         got = ABSENT
-    elif exc is not None or not all(_free(r) for r in _records(records)):
+    elif exc is not None or not free:
         got = UNKNOWN  # an exception of another kind, or work done: not this model's
     if building:
         # as below: writes the hook's run left unapplied leave its finding standing
@@ -120,6 +115,21 @@ def read(an: Analyzer, obj: Value, node: ast.Attribute, frame: Frame):
         if after != key and not absence.may_be_written(name):
             _MEMO[after] = _MEMO[key]
     return got
+
+
+def run_hook(an: Analyzer, fd, obj: Value, args: list) -> tuple[Value, str | None, bool]:
+    """(value, the exception its run surely raised, whether it did no work a flop
+    counter sees) of the attribute hook fd run on obj with args, the caller's
+    pending exception kept apart from the hook's own."""
+    pending = raising.take()
+    try:
+        value, records = run_body(fd.owner or an, fd, obj, args, {})
+        exc = raising.take()
+    finally:
+        if pending is not None:
+            raising.pending(pending)
+    exc = raising.of_records(records) or exc
+    return value, exc, all(_free(r) for r in _records(records))
 
 
 def _free(r) -> bool:

@@ -35,6 +35,7 @@ from shapelint.analysis import (
     generators,
     holders,
     in_place,
+    instance_getattr,
     joined_objects,
     lambdas,
     learning,
@@ -501,7 +502,7 @@ def call_attribute(
     if an.specialize and stdlib_logging.is_logger(recv):
         # a standard library object: not given as one of the call's values
         return stdlib_logging.method(func.attr, args, kwargs, open_kwargs)
-    if an.call_args:
+    if an.call_args and not _held_unbound(an, recv, func.attr):
         an.call_args[-1][:] = [[*an.call_args[-1][0], recv], len(frame.records)]
     if (
         func.attr in in_place.MUTATORS
@@ -630,6 +631,14 @@ def call_attribute(
         attr = callable_values.bind_own(recv.attr(func.attr), recv)
         if attr is UNKNOWN and all(k != func.attr for k, _ in recv.attrs):
             attr = _unbound_class_attribute(an, pytypes.class_key(recv), func.attr)
+            hooked = instance_getattr.fallback(an, recv, func.attr) if attr is UNKNOWN else None
+            if hooked is not None:
+                # what the class's `__getattr__` returned, called as it is: no
+                # method of the class, so not given the instance
+                given = an.call_args[-1][0] if an.call_args else None
+                if given and given[-1] is recv and not isinstance(hooked, _BOUND):
+                    an.call_args[-1][0] = given[:-1]
+                return an.call_value(hooked, node, args, kwargs, frame)
         if attr is not UNKNOWN:
             return an.call_value(attr, node, args, kwargs, frame)
         got = _parameters_listed(an, recv, func.attr, args, kwargs)
@@ -780,6 +789,35 @@ def _module_apply(an: Analyzer, recv, node: ast.Call, frame, fn: Value) -> Value
         holders.held_nowhere(recv)
         in_place.forget_object(an, recv)
     return an.unknown_call(node, [], {}, frame, why)
+
+
+# Callables bound to an object: a call of one reads that object's state.
+_BOUND = (
+    own_methods.OwnMethodV,
+    callable_values.BoundMethodV,
+    callable_values.TorchForwardV,
+    callable_values.TensorMethodV,
+)
+
+
+def _held_unbound(an: Analyzer, recv, name: str) -> bool:
+    """recv.name is a value held in the instance's own `__dict__` (a partial or a
+    callable stored as `cfg.sample = partial(rng.choice, ...)`): Python binds only
+    what it finds on the class, so the call is not given recv. Not where the class
+    defines `__getattribute__`, a property or a descriptor of that name (they, not
+    the instance's dict, decide the read), nor a method bound to an object."""
+    if not (isinstance(recv, ObjectV) and recv.kind.startswith(("<class>", CONFIG_PREFIX))):
+        return False
+    held = [v for k, v in recv.attrs if k == name]
+    if not held or isinstance(held[0], _BOUND):
+        return False  # a method bound to some object: what it reads is that object's
+    cd = an.class_of(recv.kind.partition(">")[2])
+    return (
+        cd is not None
+        and not attribute_hooks.hooked(an, recv)
+        and attributes.find_property(an, cd, name) is None
+        and attributes.descriptor(an, cd, name) is None
+    )
 
 
 def _project_method(an: Analyzer, recv, name: str) -> bool:

@@ -31,6 +31,7 @@ from shapelint.analysis import (
     framed,
     in_place,
     indexing,
+    instance_getattr,
     item_sizes,
     joined_objects,
     lambdas,
@@ -502,7 +503,12 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         if base.kind.startswith(("<class>", absence.CONFIG_PREFIX)) and all(
             k != node.attr for k, _ in base.attrs
         ):
-            return _class_attribute(an, base.kind.partition(">")[2], node.attr, base)
+            found = _class_attribute(an, base.kind.partition(">")[2], node.attr, base)
+            if found is UNKNOWN:
+                # the plain lookup surely finds nothing: the class's `__getattr__` answers
+                hooked = instance_getattr.fallback(an, base, node.attr)
+                found = found if hooked is None else hooked
+            return found
         if node.attr == modes.ATTR and an.specialize:
             if base.kind.startswith("torch.nn.") and all(k != node.attr for k, _ in base.attrs):
                 return modes.read(BoolV(True))  # a torch layer as built (modes.py)
