@@ -960,6 +960,33 @@ CASES = {
         dict(cfg="Cfg(dim=8, scale=2)"),
         dict(x=(2, 8)),
     ),
+    # a dict comprehension over more names than a loop is unrolled for, each read
+    # by getattr, then stored back under a computed name: each turn followed, as
+    # Python runs it (one turn for all would name no attribute)
+    "comprehension_over_attribute_names": (
+        """
+        class Solver(nn.Module):
+            def __init__(self, dim=4):
+                super().__init__()
+                for i in range(10):
+                    setattr(self, f"w{i}", nn.Parameter(torch.randn(dim + i, dim + i + 1)))
+                self.refresh()
+
+            def refresh(self):
+                names = ("w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9")
+                mats = {name: getattr(self, name) * 2 for name in names}
+                for name, m in mats.items():
+                    setattr(self, name + "_eff", m)
+
+            def forward(self, x):
+                for i in range(10):
+                    x = x @ getattr(self, f"w{i}_eff")
+                return x
+        """,
+        "Solver",
+        dict(dim=4),
+        dict(x=(2, 4)),
+    ),
     # a method read without a call is bound to its instance: calling the value
     # runs it on that instance, as `self.ff(x)` does
     "bound_method_as_value": (
