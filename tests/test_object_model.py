@@ -960,6 +960,31 @@ CASES = {
         dict(cfg="Cfg(dim=8, scale=2)"),
         dict(x=(2, 8)),
     ),
+    # a constructor's helper that calls itself one level down, each level adding
+    # layers by a computed name, read back through `self._modules[...]`: a call with
+    # other numbers is no recursion of the same one
+    "builder_calling_itself_one_level_down": (
+        """
+        class Glass(nn.Module):
+            def __init__(self, depth=3, dim=8):
+                super().__init__()
+                self.depth = depth
+                self.make(depth, dim)
+
+            def make(self, level, dim):
+                self.add_module("b" + str(level), nn.Linear(dim + level, dim + level - 1))
+                if level > 1:
+                    self.make(level - 1, dim)
+
+            def forward(self, x):
+                for level in range(self.depth, 0, -1):
+                    x = self._modules["b" + str(level)](x)
+                return x
+        """,
+        "Glass",
+        dict(depth=3, dim=8),
+        dict(x=(2, 11)),
+    ),
     # a dict comprehension over more names than a loop is unrolled for, each read
     # by getattr, then stored back under a computed name: each turn followed, as
     # Python runs it (one turn for all would name no attribute)
