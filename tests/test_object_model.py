@@ -985,6 +985,55 @@ CASES = {
         dict(depth=3, dim=8),
         dict(x=(2, 11)),
     ),
+    # an instance of a dataclass whose class defines `__call__`, given as a
+    # parameter's default and called in forward: its `__call__` runs
+    "dataclass_instance_called": (
+        """
+        from dataclasses import dataclass
+
+        @dataclass
+        class Scaled:
+            scale: float = 2.0
+
+            def __call__(self, x, w):
+                return (x @ w) * self.scale
+
+        class Net(nn.Module):
+            def __init__(self, dim=8, rule=Scaled()):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(dim, 2 * dim))
+                self.rule = rule
+
+            def forward(self, x):
+                return self.rule(x, self.w)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # a state buffer registered again, at the input's size, by a helper forward
+    # calls: the caller's self holds the new buffer (the empty one would not broadcast)
+    "buffer_registered_in_a_helper": (
+        """
+        class Stateful(nn.Module):
+            def __init__(self, dim=8):
+                super().__init__()
+                self.register_buffer("state", torch.zeros(0))
+                self.w = nn.Parameter(torch.randn(dim, dim))
+
+            def init_state(self, shape):
+                for name, buf in self.named_buffers():
+                    self.register_buffer(name, torch.zeros(shape, device=buf.device))
+
+            def forward(self, x):
+                if self.state.shape == torch.Size([0]):
+                    self.init_state((x.shape[-1], 2 * x.shape[-1]))
+                return x @ self.w @ self.state
+        """,
+        "Stateful",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
     # a dict comprehension over more names than a loop is unrolled for, each read
     # by getattr, then stored back under a computed name: each turn followed, as
     # Python runs it (one turn for all would name no attribute)
