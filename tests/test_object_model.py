@@ -1034,6 +1034,50 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # a dataclass over OrderedDict whose own methods read dict's views of its
+    # entries (`self.keys()`, `self.items()`), as transformers' ModelOutput does in
+    # to_tuple and __getitem__: the entries its __post_init__ stored, in order
+    "dict_subclass_views_of_its_entries": (
+        """
+        from dataclasses import dataclass, fields
+        from typing import Optional
+
+        class Output(OrderedDict):
+            def __post_init__(self):
+                for f in fields(self):
+                    v = getattr(self, f.name)
+                    if v is not None:
+                        self[f.name] = v
+
+            def __getitem__(self, k):
+                if isinstance(k, str):
+                    return dict(self.items())[k]
+                return self.to_tuple()[k]
+
+            def to_tuple(self):
+                return tuple(self[k] for k in self.keys())
+
+            def total(self):
+                return sum(v.sum() for v in self.values())
+
+        @dataclass
+        class Pair(Output):
+            a: Optional[torch.Tensor] = None
+            b: Optional[torch.Tensor] = None
+
+        class Net(nn.Module):
+            def __init__(self, dim=8):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                out = Pair(a=self.proj(x), b=x)
+                return out[0] @ out["b"].T + out.total()
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
     # a dict comprehension over more names than a loop is unrolled for, each read
     # by getattr, then stored back under a computed name: each turn followed, as
     # Python runs it (one turn for all would name no attribute)
