@@ -724,8 +724,8 @@ def after_op(
         came = parents(operands) | ({BROKEN} if _lost(operands, result) else frozenset())
         node = Origin(came, saving.writes_in_place(name))
         built = _BUILT.get()
-        if built is not None:
-            built.add(node)
+        if built is not None and cost.backward != ZERO:
+            built.add(node)  # (one whose backward costs nothing misses nothing)
     each = None if node is None or not graph else saving.one_per_operand(name, args, result)
     if each is not None:
         # autograd sends a gradient only to the operand of a result the loss reaches
