@@ -3934,3 +3934,52 @@ def test_a_dict_changed_through_a_join_of_two_is_known_in_neither(tmp_path):
     t = static(path, "Net", "--init", "dim=4", "--input", "x=2,4")
     assert t["complete"]  # the Linear's FLOPs
     assert t["output"] == [None, None] and not t["bytes_complete"], (t["output"], t["bytes"])
+
+
+def test_a_computed_setattr_on_one_of_several_modules_loses_their_methods_alone(tmp_path):
+    """`setattr(self.body, name, v)` with a name not known, body one of two project
+    modules an undecided test chose: each one's methods may be replaced, so calling
+    body is unknown, named; the head, another class of the file, runs as read."""
+    code = HEADER + textwrap.dedent(
+        """
+        import os
+
+        class A(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.lin(x)
+
+        class B(A):
+            pass
+
+        class Head(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.proj = nn.Linear(d, 2)
+
+            def forward(self, x):
+                return self.proj(x)
+
+        class Net(nn.Module):
+            def __init__(self, d=8):
+                super().__init__()
+                self.body = A(d) if os.environ.get("PICK") else B(d)
+                self.head = Head(d)
+
+            def tag(self):
+                setattr(self.body, os.environ.get("TAG", "note"), 1)
+
+            def forward(self, x):
+                self.tag()
+                return self.head(self.body(x))
+        """
+    )
+    path = write(tmp_path, "net.py", code)
+    t = static_target(path, "Net", {}, {"x": "2,8"})
+    assert not t["complete"]
+    whys = [u["why"] for u in t["unknown"]]
+    assert any(w.startswith("A.forward: setattr of a computed name") for w in whys), whys
+    assert not any(w.startswith("Head.forward") for w in whys), whys
