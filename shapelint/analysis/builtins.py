@@ -1474,11 +1474,7 @@ def _computed_name(an, holder: Value, name: str | None) -> None:
             for h in holder.items:
                 _computed_name(an, h, name)
             return
-    key = None
-    if isinstance(holder, SelfRecorder):
-        key = holder.cls
-    elif isinstance(holder, ObjectV) and holder.kind.startswith(("<class>", absence.CONFIG_PREFIX)):
-        key = holder.kind.partition(">")[2]
+    key = _holder_class(holder)
     on_class = key is None  # an object not known may be a class
     if isinstance(holder, callable_values.ClassRefV):
         key, on_class = holder.name, True
