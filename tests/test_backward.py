@@ -20,6 +20,7 @@ PATH = Path(__file__).parent / "data" / "backward" / "modules.py"
 
 CASES = [
     ("Chain", (2, 4, 8)),
+    ("BuiltDetached", (2, 4, 8)),
     ("Attn", (2, 4, 8)),
     ("Einsum", (2, 4, 8)),
     ("Buffered", (2, 4, 8)),
@@ -148,6 +149,17 @@ def test_a_kernel_choice_that_turns_on_a_size_of_one_is_no_formula():
         t = _static("SdpaKeyStepsLength", (b, n, 8))
         assert t["backward_complete"], t["backward_unknown"]
         assert t["flops_backward_value"] == _torch_counts("SdpaKeyStepsLength", (b, n, 8))[1]
+
+
+def test_a_tensor_made_from_parameters_while_built_leaves_the_backward_a_bound():
+    """The first backward runs the backward of the constructor's `self.w @ self.w`
+    too: no record of the forward holds it, so the figure is a lower bound, named."""
+    forward, backward = _torch_counts("BuiltFromParams", (2, 4, 8))
+    t = _static("BuiltFromParams", (2, 4, 8))
+    assert t["complete"] and t["flops_value"] == forward
+    assert not t["backward_complete"]
+    assert int(t["flops_backward"]) < backward
+    assert t["backward_unknown"][0]["op"] == "__init__"
 
 
 def test_an_svd_whose_u_the_loss_reaches_has_no_backward_figure():

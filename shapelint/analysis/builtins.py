@@ -1479,12 +1479,16 @@ def _own_setattr(an, v: Value) -> bool:
 
 def _computed_name(an, holder: Value, name: str | None) -> None:
     """A setattr whose name was computed, as it runs (dynamic.py): a method of the
-    holder's class it may replace from now on."""
-    key = None
-    if isinstance(holder, SelfRecorder):
-        key = holder.cls
-    elif isinstance(holder, ObjectV) and holder.kind.startswith(("<class>", absence.CONFIG_PREFIX)):
-        key = holder.kind.partition(">")[2]
+    holder's class it may replace from now on. A holder that is one of several
+    modules (an undecided `if` chose it) is each of them: what is lost is their
+    classes' methods, not every class's."""
+    if isinstance(holder, callable_values.ChoiceV) and holder.items:
+        keys = [_holder_class(h) for h in holder.items]
+        if all(k is not None for k in keys):
+            for h in holder.items:
+                _computed_name(an, h, name)
+            return
+    key = _holder_class(holder)
     on_class = key is None  # an object not known may be a class
     if isinstance(holder, callable_values.ClassRefV):
         key, on_class = holder.name, True
@@ -1492,6 +1496,15 @@ def _computed_name(an, holder: Value, name: str | None) -> None:
     methods = set(all_methods(an, cd)) if cd is not None else None
     cls = key.rpartition(":")[2].rpartition(".")[2] if key is not None else None
     dynamic.set_at_run_time(an, cls, name, on_class, methods)
+
+
+def _holder_class(holder: Value) -> str | None:
+    """The key of the class _computed_name finds for holder; None where it finds none."""
+    if isinstance(holder, SelfRecorder):
+        return holder.cls
+    if isinstance(holder, ObjectV) and holder.kind.startswith(("<class>", absence.CONFIG_PREFIX)):
+        return holder.kind.partition(">")[2]
+    return None
 
 
 def _delattr(an, node, args, kwargs, frame) -> Value | None:

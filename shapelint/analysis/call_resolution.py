@@ -530,7 +530,8 @@ def call_attribute(
         and not _project_method(an, recv, func.attr)
     ):
         # `config.get("norm", default)` on an instance of a dict subclass that does
-        # not define get: dict's own, on its entries (torch_ecg's CFG)
+        # not define get: dict's own, on its entries (torch_ecg's CFG); its keys(),
+        # values() and items() alike
         read = dict_values.dict_method(recv, func.attr, args, frame)
         if read is not None:
             return read
@@ -909,7 +910,7 @@ def mutate_list(
 
 
 # dict's methods that read an instance's entries (dict_values.dict_method's).
-_ENTRY_READS = frozenset({"get", "__contains__", "__len__"})
+_ENTRY_READS = frozenset({"get", "__contains__", "__len__", "keys", "values", "items"})
 
 
 def mutate_entries(an: Analyzer, recv, func: ast.Attribute, args, kwargs, frame) -> Value:

@@ -301,6 +301,17 @@ class CallRunningMixin:
                 if "__call__" in self._class_methods(callee.kind[7:]):
                     return self.call_method(callee, "__call__", node, args, kwargs, frame)
                 return UNKNOWN
+            config = callee.kind.removeprefix(absence.CONFIG_PREFIX)
+            if (
+                self.specialize
+                and config != callee.kind
+                and "__call__" in self._class_methods(config)
+            ):
+                # an instance of a dataclass whose class defines `__call__` (a
+                # reset rule given as a default, `reset_fn=MembraneSubtract()`):
+                # calling it runs that method, looked up on the type, as a method
+                # called on it by name runs (call_resolution)
+                return self.call_method(callee, "__call__", node, args, kwargs, frame)
             if args:
                 given = args[0]
                 known = unify.layer_input(callee, given)

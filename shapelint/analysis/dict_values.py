@@ -136,6 +136,14 @@ def dict_method(me: ObjectV | SelfRecorder, meth: str, args: list | None, frame)
         return found if found is not None else args[1] if len(args) == 2 else NoneV()
     if meth == "__len__" and not args and known:
         return IntV(Expr.const(len(items.attrs)))
+    if meth in ("keys", "values", "items") and not args and known:
+        # dict's views of the entries, in their order, as a plain dict's
+        # (modules.method_call): transformers' ModelOutput.to_tuple walks `self.keys()`
+        if meth == "keys":
+            return TupleV(dict_keys.keys(items))
+        if meth == "values":
+            return TupleV(tuple(v for _, v in items.attrs))
+        return TupleV(tuple(TupleV((dict_keys.key_value(k), v)) for k, v in items.attrs))
     if meth in MAPPING_MUTATORS and building:
         me.attrs[ITEMS] = UNKNOWN  # a change to the entries not modelled
     elif meth in MAPPING_MUTATORS and type(frame.env.get("self")) is ObjectV:

@@ -63,6 +63,7 @@ from shapelint.analysis import (
     joined_objects,
     module_state,
     plain,
+    registering,
 )
 from shapelint.analysis.attributes import find_method, module_class
 from shapelint.analysis.nodes import nodes_of, stored_names
@@ -175,10 +176,15 @@ def _direct(fn: ast.FunctionDef | ast.AsyncFunctionDef):
         root = _root(func.value)
         if root is None:
             continue
-        if func.attr in MUTATORS:
+        if func.attr in MUTATORS or func.attr in registering.METHODS:
+            # nn.Module's `self.register_buffer(name, t)` in a helper stores t as
+            # `self.name = t` does (modules._buffer_stored_in_forward), a change its
+            # caller's self must see (a state made of the input's shape)
             changed.add(root)
             if not isinstance(func.value, ast.Name):
                 unfollowed.add(root)
+            if func.attr in registering.METHODS and root == "self":
+                on_self.append(func.attr)  # a class's own override, if any, too
         elif root == "self" and isinstance(func.value, ast.Name):
             on_self.append(func.attr)
     return frozenset(changed), tuple(on_self), frozenset(unfollowed)

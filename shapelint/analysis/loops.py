@@ -794,13 +794,14 @@ def _ended_by_turn(stmt: ast.For | ast.AsyncFor) -> bool:
 _ATTRIBUTE_CALLS = frozenset({"setattr", "getattr", "delattr", "hasattr"})
 
 
-def _names_attributes(stmt: ast.For | ast.AsyncFor) -> bool:
+def _names_attributes(stmt: ast.For | ast.AsyncFor | ast.expr) -> bool:
     """Whether a name the loop binds is the attribute name of a `setattr`,
     `getattr`, `delattr` or `hasattr` in its body (`for k in self.__class__.__dict__:
     setattr(self, k, getattr(self, k))`): the join of the turns' different strings
     names no attribute, so a store through it may have changed any; each turn of a
-    listed iterable is followed, as far as a while loop is. Kept on the loop: asked
-    at every run of it, and the tree is never edited."""
+    listed iterable is followed, as far as a while loop is. A comprehension of one
+    generator (`{k: getattr(self, k) for k in names}`) alike, its element for a body.
+    Kept on the node: asked at every run of it, and the tree is never edited."""
     known = stmt.__dict__.get(_NAMES_ATTRIBUTES)
     if known is None:
         known = stmt.__dict__[_NAMES_ATTRIBUTES] = _names_attributes_walked(stmt)
@@ -810,10 +811,16 @@ def _names_attributes(stmt: ast.For | ast.AsyncFor) -> bool:
 _NAMES_ATTRIBUTES = "_shapelint_names_attributes"
 
 
-def _names_attributes_walked(stmt: ast.For | ast.AsyncFor) -> bool:
+def _names_attributes_walked(stmt) -> bool:
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        target, body = stmt.target, stmt.body
+    elif isinstance(stmt, ast.DictComp):
+        target, body = stmt.generators[0].target, [stmt.key, stmt.value]
+    else:
+        target, body = stmt.generators[0].target, [stmt.elt]
     # (nodes.walk: ast.walk's order, without the leaves, which are no call or name)
-    bound = {n.id for n in walk(stmt.target) if isinstance(n, ast.Name)}
-    for part in stmt.body:
+    bound = {n.id for n in walk(target) if isinstance(n, ast.Name)}
+    for part in body:
         for n in walk(part):
             if (
                 isinstance(n, ast.Call)
@@ -853,7 +860,15 @@ def comprehension(an, node, frame, d: int) -> Value:
     simple = len(gens) == 1 and not gens[0].ifs and not gens[0].is_async
     if simple:
         it = iterate(an, gens[0].iter, inner, d)
-        if it.items is not None and len(it.items) <= UNROLL:
+        # as a for loop's: a turn whose item names an attribute (`{k: getattr(self, k)
+        # for k in names}`) is followed one by one as far as a while loop is, since
+        # one turn for all would read no attribute
+        longest = _MAX_WHILE if an.specialize and _names_attributes(node) else UNROLL
+        if (
+            it.items is not None
+            and len(it.items) <= longest
+            and (len(it.items) <= UNROLL or len(it.items) * an.loop_weight <= _MAX_WEIGHT)
+        ):
             results = []
             for i, item in enumerate(it.items):
                 an.assign(gens[0].target, item, inner, None)

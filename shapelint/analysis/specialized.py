@@ -385,11 +385,11 @@ def run_on_self(an: Analyzer, fd: FuncDef, me: SelfRecorder, node, args, kwargs,
     """A method __init__ calls on the instance it builds, run on that instance (never
     memoised: what it assigns is the point of the call). One record at the call."""
     owner = fd.owner or an
-    # the names it is given in the key: a hook run again on the instance for another
-    # name while one runs (`__getattribute__` through a property's getter) is no
-    # recursion of the same call; depth still bounds what calls itself
-    names = tuple(a.value for a in args if isinstance(a, StrV))
-    key = ("<on self>", fd.qualname, id(me), names)
+    # the names and numbers it is given in the key: a hook run again on the instance
+    # for another name while one runs (`__getattribute__` through a property's
+    # getter), or a builder calling itself one level down (`self._make(level - 1)`),
+    # is no recursion of the same call; depth still bounds what calls itself
+    key = ("<on self>", fd.qualname, id(me), _constants(args))
     if key in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
         an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN,
                   cost_not_known(f"{fd.qualname}() calls itself"))  # fmt: skip
@@ -407,6 +407,17 @@ def run_on_self(an: Analyzer, fd: FuncDef, me: SelfRecorder, node, args, kwargs,
     if exc is not None:  # it surely raised: so does the call, as specialized_invoke's
         raising.pending(exc)  # (a target run's: `check`'s constructions stay as they were)
     return value
+
+
+def _constants(args) -> tuple:
+    """The strings and known integers among a call's positional arguments, by place."""
+    out = []
+    for i, a in enumerate(args):
+        if isinstance(a, StrV):
+            out.append((i, a.value))
+        elif isinstance(a, IntV) and a.value is not None and a.value.value is not None:
+            out.append((i, a.value.value))
+    return tuple(out)
 
 
 def plain_data(args, kwargs, tensors: bool = False, unknown: bool = False) -> bool:

@@ -49,7 +49,7 @@ from shapelint.notation.symbolic import Expr, fact_scope, nonnegative_facts
 from shapelint.notation.target import Target
 from shapelint.ops import saved as storages
 from shapelint.ops import stub_ops, versions
-from shapelint.ops.backward import INPUT, surely_reached
+from shapelint.ops.backward import INPUT, BuiltNodes, surely_reached
 from shapelint.ops.values import UNKNOWN, Cost, TensorV, TupleV, Value, Var, dim_py
 
 
@@ -95,6 +95,9 @@ class TargetResult:
     # Writes in place into storages an op saved for its backward before them
     # (ops/versions.Log): the backward raises where the loss reaches that op.
     hazards: object = None
+    # The graph nodes of the ops its constructor ran (ops/backward.BuiltNodes): the
+    # loss reaching one runs a backward no record of the forward holds.
+    built: object = None
 
 
 _LITERAL_NODES = (
@@ -273,7 +276,8 @@ def _evaluate(
                 return stopped(an, target, why)
             raise TargetError(f"{path}: class {cls_name} has no method {meth or 'forward'}")
         _check_names(an, attributes.find_method(an, cd, "__init__"), init, "--init", cls_name)
-        recv = an.construct(cd, [], kwargs)
+        with BuiltNodes() as built_nodes:
+            recv = an.construct(cd, [], kwargs)
         if not training:  # `.eval()` on the module as built, before its forward
             recv = module_flags.in_mode(recv, False)
         defaults = _init_defaults(an, cd, init)
@@ -283,6 +287,7 @@ def _evaluate(
             raise TargetError(f"--init applies to a class; {qualname} is a function")
         fd = an.functions[qualname]
         recv, defaults, built = None, {}, None
+        built_nodes = None
     else:
         known = sorted([*an.classes, *an.functions])
         hint = f" (defined here: {', '.join(known[:12])})" if known else ""
@@ -332,6 +337,7 @@ def _evaluate(
     )
     result.hazards = log
     result.unsummed = reached.unsummed_kinds(value, functools.partial(_plain_instance, an))
+    result.built = built_nodes
     return result
 
 
@@ -564,8 +570,16 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
     # The loss sums every returned tensor that requires grad: only the calls it
     # reaches run backward (analysis/reached.py).
     seen = reached.reached(res.returns, res.unsummed)
+    built_graph = False
     if frozen_unknown:  # nor is what is known of it a bound: it counted them all
         bwd, bwd_complete = None, False
+    elif seen is not None and res.built is not None and seen.ids & res.built.ids:
+        # the loss reaches a tensor the module made while it was built, through ops
+        # whose backward the first backward runs too: the forward's records are a
+        # lower bound of it
+        records, whole, low = reached.backward(records, seen)
+        known = any(r.cost.backward is not None for r in records)
+        bwd, bwd_complete, built_graph = (low if known else None), False, True
     elif seen is None:
         # What the loss reaches is not known: not even a bound, unless no call runs
         # anything backward (each one's a known 0), when neither do those it reaches.
@@ -615,7 +629,11 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         "backward_unknown": (
             []
             if bwd_complete or not complete or raises
-            else [*may_raise, *backward_unknown(records, frozen_unknown, seen is None)][:20]
+            else [
+                *may_raise,
+                *([BUILT_GRAPH] if built_graph else []),
+                *backward_unknown(records, frozen_unknown, seen is None),
+            ][:20]
         ),
         # The writes that make `out.sum().backward()` raise: {line, op, path, why,
         # saved_line, saved_op, saved_path} (ops/versions.verdict).
@@ -746,6 +764,14 @@ OUTPUTS_WHY = (
     "returned value not seen into, or a tensor whose making the analysis lost"
 )
 FROZEN_WHY = "parameters frozen where the analysis cannot follow (trainable params ?)"
+BUILT_GRAPH = {
+    "line": 0,
+    "op": "__init__",
+    "why": (
+        "the loss reaches a tensor the module made from its parameters while it was built "
+        "(its constructor's ops, whose backward the first backward runs too): not counted"
+    ),
+}
 BACKWARD_WHY = "no backward rule for this op, or which of its operands require grad is not known"
 
 

@@ -642,6 +642,36 @@ _FRESH = frozenset(
 _CONTRACTIONS = frozenset({"torch.einsum", "torch.Tensor.einsum", "einops.einsum"})
 
 
+# The graph nodes of the ops a target's constructor ran (its modules being built),
+# while a target run collects them: a tensor the module keeps that such an op made
+# (`self.w2 = self.w @ self.w` in __init__) carries their graph, and the first
+# backward through it runs their backward too, which no record of the forward
+# holds (analysis/target.py: the loss reaching one leaves the backward not known).
+_BUILT: ContextVar[BuiltNodes | None] = ContextVar("built_nodes", default=None)
+
+
+class BuiltNodes:
+    """The graph nodes the ops run in a `with` block make: their ids, and the
+    nodes themselves, which keep the ids theirs while this object lives."""
+
+    __slots__ = ("ids", "_nodes", "_token")
+
+    def __init__(self) -> None:
+        self.ids: set[int] = set()
+        self._nodes: list[Origin] = []
+
+    def add(self, node: Origin) -> None:
+        self.ids.add(id(node))
+        self._nodes.append(node)
+
+    def __enter__(self) -> BuiltNodes:
+        self._token = _BUILT.set(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _BUILT.reset(self._token)
+
+
 def after_op(
     name: str, args, kwargs, value: Value, cost: Cost, graph: bool = True, site=None
 ) -> tuple[Value, Cost]:
@@ -693,6 +723,9 @@ def after_op(
     elif not leaf:
         came = parents(operands) | ({BROKEN} if _lost(operands, result) else frozenset())
         node = Origin(came, saving.writes_in_place(name))
+        built = _BUILT.get()
+        if built is not None and cost.backward != ZERO:
+            built.add(node)  # (one whose backward costs nothing misses nothing)
     each = None if node is None or not graph else saving.one_per_operand(name, args, result)
     if each is not None:
         # autograd sends a gradient only to the operand of a result the loss reaches

@@ -1021,3 +1021,29 @@ class ComplexScalars(nn.Module):
         h = self.lin(x)
         z = h * (torch.cos(h) + 1j * torch.sin(h)) * (2 * 1j) + h * (-1j) + (1 + 2j) * h
         return torch.view_as_real(z * 0.5j)
+
+
+class BuiltFromParams(nn.Module):
+    """A tensor made from a Parameter by the constructor's own op: it carries that
+    op's graph, and the first `out.sum().backward()` runs its backward too (the
+    product's two gradients), which no call of the forward makes."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, d))
+        self.w2 = self.w @ self.w
+
+    def forward(self, x):
+        return x @ self.w2
+
+
+class BuiltDetached(nn.Module):
+    """The same tensor detached while built: the loss reaches only the forward's op."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, d))
+        self.w2 = (self.w @ self.w).detach().requires_grad_()
+
+    def forward(self, x):
+        return x @ self.w2 @ self.w
