@@ -31,6 +31,7 @@ from shapelint.ops.values import (
     TensorV,
     TupleV,
     Value,
+    Var,
     replaced,
     tracked,
 )
@@ -177,7 +178,8 @@ def parents(values) -> frozenset:
 
 def _lost(operands, result: Value) -> bool:
     """An operand not known at all (a tensor the analysis lost, or a flag, size or
-    fill value it could not read), where the result's rank is not known either:
+    fill value it could not read), where the result's rank is not known either
+    (a shape with a variadic part, `x * g` of a g not known, is of no known rank):
     what it derives from may be a tensor the walk cannot see. A result of known
     rank was made without it (a size, a fill value, a dtype). An item not known
     of a list that holds tensors (`torch.stack([t, u])`) is a lost tensor, whatever
@@ -187,7 +189,11 @@ def _lost(operands, result: Value) -> bool:
     if not any(v is UNKNOWN or _item_unknown(v) for v in operands):
         return False
     items = result.items if isinstance(result, TupleV) else (result,)
-    return not items or any(not isinstance(i, TensorV) or i.shape is None for i in items)
+    return not items or any(not isinstance(i, TensorV) or not _rank_known(i) for i in items)
+
+
+def _rank_known(t: TensorV) -> bool:
+    return t.shape is not None and not any(isinstance(d, Var) for d in t.shape)
 
 
 def _item_unknown(v: Value) -> bool:
