@@ -174,12 +174,19 @@ def test_a_variadic_shape_whose_ends_do_not_place_the_positions_reads_as_unknown
             v = v.permute(0, 2, 1, 3)
             attn = q @ k * 0.1 + self.bias(x.device)
             return (attn @ v).transpose(1, 2), v.transpose(-2, -1) @ attn.transpose(-2, -1)
+
+        def heads_last(self, x):
+            attn = x @ x.transpose(-2, -1) + self.bias(x.device)
+            return attn.permute(0, 2, 3, 1)
     """
     got = [(f.code, f.rewrite) for f in findings(src) if f.node.lineno == 18]
     assert [(c, rw.pattern) for c, rw in got] == [
         ("SHP401", "i j k ... -> i k j ..."),
         ("SHP404", "... n i, ... j n -> ... i j"),
     ]
+    # a permute names every axis: its arity is the rank, a variadic part or not
+    permuted = [f.rewrite.pattern for f in findings(src) if f.code == "SHP402"]
+    assert "i j k l -> i k l j" in permuted
     env = {"attn": torch.randn(2, 4, 8, 8), "v": torch.randn(2, 4, 8, 16)}
     f = next(f for f in findings(src) if f.code == "SHP401" and f.node.lineno == 18)
     assert torch.equal(run_rewrite(f, env), (env["attn"] @ env["v"]).transpose(1, 2))

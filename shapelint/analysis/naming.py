@@ -433,8 +433,9 @@ class NamingChecker:
             res = self._finish(core, base, layout, frame, exact=proven, safe=safe)
             if res is not None or not allow_guess:
                 return res
-        elif shape is None and model[0].op == "permute":
-            # A permute names every axis: its arity is the rank.
+        elif (shape is None or any(isinstance(d, Var) for d in shape)) and model[0].op == "permute":
+            # A permute names every axis: its arity is the rank (a shape known in
+            # part, around a variadic part, too).
             layout = Layout.of_dims([(None, None)] * len(model[0].args[0]))
             proven = isinstance(base_value, TensorV)
             res = self._finish(core, base, layout, frame, exact=proven, safe=safe)
@@ -626,7 +627,9 @@ class NamingChecker:
             except Unmodelled:
                 return None
             return _Operand(node, base, value, layout, True, chain.top if chain else None)
-        if shape is None and model and model[0].op == "permute":
+        if (shape is None or any(isinstance(d, Var) for d in shape)) and (
+            model and model[0].op == "permute"
+        ):
             layout = Layout.of_dims([(None, None)] * len(model[0].args[0]))
             try:
                 rs.run(layout, model)
