@@ -23,9 +23,7 @@ from shapelint.notation.symbolic import (
     cancelled,
     given_formulas,
     given_sizes,
-    kept_by_broadcast,
     learned_equal,
-    learned_name,
     name_clash,
     note_equal,
     product,
@@ -380,25 +378,11 @@ def broadcast_dim(a: Dim, b: Dim) -> tuple[Dim, bool]:
         for e in (a, b):
             if _never_one(e):
                 return e, False
-        # A size of the input's against one of the constructor's: see _kept.
-        for e, other in ((a, b), (b, a)):
-            if learned_name(other) and kept_by_broadcast(e):
-                return e, False
         return None, False
     known = a if isinstance(a, Expr) else b
-    if isinstance(known, Expr) and _kept(known):
+    if isinstance(known, Expr) and _never_one(known):
         return known, False
     return None, False
-
-
-def _kept(e: Expr) -> bool:
-    """A size that is the broadcast's whatever unknown size of the input meets it:
-    one that cannot be 1, or a formula of the constructor's own sizes (`dim` of a
-    norm's `g` of [1, dim, 1, 1] against channels nobody named). The input's side
-    may be 1 or the same size; only a constructor that is handed `dim = 1` lets the
-    input's size through instead, and a conflict it then meets (`Conv2d(2·dim)`)
-    holds for every other dim, as `d` against `2·d` does (only_one_broadcasts)."""
-    return _never_one(e) or kept_by_broadcast(e)
 
 
 def _never_broadcast(a: Expr, b: Expr) -> bool:
@@ -802,14 +786,10 @@ def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
             shape, _ = broadcast_shapes(shape, t.shape)
     if out.issues:
         return out
-    # a value of unknown kind may be a tensor of any rank: the sizes the known
-    # operands keep whatever meets them stay, right-aligned after a run of any length
     unknown_operand = any(x is UNKNOWN or isinstance(x, ObjectV) for x in xs)
-    if unknown_operand:
-        shape = _past_unknown_rank([None] + [t.shape for _, t in tensors])
-    elif shape is None:
+    if shape is None and not unknown_operand:
         shape = _past_unknown_rank([t.shape for _, t in tensors])
-    out.value = saved.iterated(ctx.op, TensorV(shape), xs)
+    out.value = saved.iterated(ctx.op, TensorV(None if unknown_operand else shape), xs)
     return out
 
 
@@ -874,7 +854,7 @@ def _past_unknown_rank(shapes: list[Shape | None]) -> Shape | None:
             return None
     if not known:
         return None
-    tail = tuple(d if isinstance(d, Expr) and _kept(d) else None for d in known)
+    tail = tuple(d if isinstance(d, Expr) and _never_one(d) else None for d in known)
     return None if all(d is None for d in tail) else (fresh_var(), *tail)
 
 
