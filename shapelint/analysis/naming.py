@@ -442,24 +442,16 @@ class NamingChecker:
             if res is not None or not allow_guess:
                 return res
         if not any(m.op in ("reshape", "unflatten") for m in model):
-            # A declared variadic shape ("*batch n d") proves the named ends.
-            declared = shape is not None
-            for layout in templates(shape, model):
-                initial = [list(g) for g in layout.base]
-                res = self._finish(
-                    core, base, layout, frame, exact=declared, safe=safe, verify=initial
-                )
-                if res is not None:
-                    return res
-            if declared:
-                # positions its named ends cannot place (`.transpose(1, 2)` of a
-                # `[..., h, n, d]`): what they mean hangs on the rank, as when nothing
-                # of the shape is known
-                for layout in templates(None, model):
+            # A declared variadic shape ("*batch n d") proves the named ends; positions
+            # they cannot place (`.transpose(1, 2)` of a `[..., h, n, d]`) mean what the
+            # rank makes them, as when nothing of the shape is known.
+            for known in [shape, None] if shape is not None else [None]:
+                for layout in templates(known, model):
                     initial = [list(g) for g in layout.base]
                     res = self._finish(
-                        core, base, layout, frame, exact=False, safe=safe, verify=initial
-                    )
+                        core, base, layout, frame, exact=known is not None, safe=safe,
+                        verify=initial,
+                    )  # fmt: skip
                     if res is not None:
                         return res
             return None
