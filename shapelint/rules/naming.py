@@ -34,7 +34,9 @@ RULES = [
         explanation=(
             "`x.transpose(1, 2)` makes the reader work out what axes 1 and 2 are. "
             '`rearrange(x, "b t h d -> b h t d")` says it, and einops checks the rank when '
-            "it runs. The message shows the rewrite; with an input of unknown rank it uses "
+            "it runs. The message shows the rewrite; with an input of unknown rank (or one known "
+            "only around a variadic part whose named ends cannot place the positions, "
+            "`[*b, h, n, d]`) it uses "
             '`...` (`rearrange(x, "... i j -> ... j i")` for `.transpose(-2, -1)`).'
             + _NAMES
             + _CONSERVATIVE
