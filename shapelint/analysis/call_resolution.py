@@ -877,7 +877,7 @@ def mutate_list(
     an.outer_writes += 1
     if an.trial:
         return UNKNOWN
-    placed = node is not None and not an.trial
+    placed = node is not None
     if isinstance(func.value, ast.Attribute) and isinstance(func.value.value, ast.Name):
         held = attribute_stores.class_held(an, an.eval(func.value.value, frame), func.value.attr)
         if held is not None:

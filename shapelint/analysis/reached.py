@@ -51,7 +51,7 @@ def reached(returns: Value, unsummed: frozenset[str] = frozenset()) -> Reach | N
 
 def unsummed_kinds(returns: Value, plain) -> frozenset[str]:
     """The kinds of the objects inside the returned tuples, lists and dicts that
-    the loss does not sum: instances of a class plain(kind) says is no tensor,
+    the loss does not sum: instances of a class plain(v) says is no tensor,
     tuple, list or dict (a KV cache in a model's output). The loss sums what
     `sum(t.sum() for t in outputs)` can: the tensors of the containers."""
     out: set[str] = set()
@@ -65,7 +65,7 @@ def unsummed_kinds(returns: Value, plain) -> frozenset[str]:
         inner = _items(v)
         if inner is not None:
             items.extend(inner)
-        elif isinstance(v, ObjectV) and plain(v.kind):
+        elif isinstance(v, ObjectV) and plain(v):
             out.add(v.kind)
     return frozenset(out)
 
@@ -87,17 +87,11 @@ def _returned(v: Value, unsummed: frozenset[str] = frozenset()) -> frozenset | N
     and dicts too, and in the entries of an instance of a dict subclass (what its
     `values()` gives, as a dict it is: transformers' ModelOutput); None where one
     is not seen into."""
-    if isinstance(v, ObjectV) and any(k == ITEMS for k, _ in v.attrs):
-        return _returned(v.attr(ITEMS), unsummed)
-    if isinstance(v, ObjectV) and v.kind in unsummed:
-        return frozenset()
-    if v is UNKNOWN or (isinstance(v, ObjectV) and v.kind not in DICT_KINDS):
-        return None
-    items = [a for _, a in v.attrs] if isinstance(v, ObjectV) else None
-    if isinstance(v, TupleV):
-        items = list(v.items)
+    items = _items(v)
     if items is None:
-        return origins(v)
+        if isinstance(v, ObjectV):
+            return frozenset() if v.kind in unsummed else None
+        return None if v is UNKNOWN else origins(v)
     out: set = set()
     for item in items:
         o = _returned(item, unsummed)

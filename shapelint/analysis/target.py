@@ -34,6 +34,7 @@ from shapelint.analysis import (
     module_flags,
     module_kinds,
     project,
+    pytypes,
     raising,
     reached,
     specialized,
@@ -341,10 +342,10 @@ def _evaluate(
     return result
 
 
-def _plain_instance(an, kind: str) -> bool:
-    """An instance of kind is of a project class that is no tensor, tuple, list or
-    dict (attributes.plain_object)."""
-    key = kind[len("<class>") :] if kind.startswith("<class>") else None
+def _plain_instance(an, v: Value) -> bool:
+    """v is an instance of a project class that is no tensor, tuple, list or dict
+    (attributes.plain_object)."""
+    key = pytypes.class_key(v)
     cd = an.class_of(key) if key is not None else None
     return cd is not None and attributes.plain_object(an, cd)
 
