@@ -309,8 +309,9 @@ class _Rebuild:
     def into(self, held: dict) -> None:
         """held's values (a recorder's attributes, a frame's env) rebuilt in place."""
         old = self.old
+        every = self.then is not None  # a change to values themselves: each is asked
         for k, v in list(held.items()):
-            if v is old or isinstance(v, _CAN_HOLD):
+            if every or v is old or isinstance(v, _CAN_HOLD):
                 held[k] = self.of(v)
 
     def of(self, v: Value) -> Value:
@@ -379,11 +380,12 @@ class _Rebuild:
         """items (or the values of (key, value) pairs) rebuilt; None where none
         changed."""
         old = self.old
+        every = self.then is not None
         out = []
         changed = False
         for item in items:
             a = item[1] if keyed else item
-            b = self.of(a) if a is old or isinstance(a, _CAN_HOLD) else a
+            b = self.of(a) if every or a is old or isinstance(a, _CAN_HOLD) else a
             if b is not a:
                 changed = True
             out.append((item[0], b) if keyed else b)

@@ -7,7 +7,6 @@ Split out of modules.py by benchmarks/split_modules.py."""
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import aliasing, holders, modes
@@ -50,15 +49,20 @@ def set_requires_grad(an, recv: Value, owner, args, kwargs, frame) -> Value:
     if flag is None:
         trainability_lost(owners)
         return recv
+    reached: dict[int, Value] = {}
     if isinstance(recv, SelfRecorder):
-        for k, v in list(recv.attrs.items()):
-            recv.attrs[k] = with_requires_grad(v, flag)
+        for v in recv.attrs.values():
+            _parameters_reached(v, reached)
+        holders.each_changed(an, _regrad(reached, flag), [recv.attrs])
         return recv
-    new = with_requires_grad(recv, flag)
-    found = [replace_identical(o, recv, new, frame) for o in owners]
-    if not any(found):
-        trainability_lost(owners)
-    return new
+    _parameters_reached(recv, reached)
+    then = _regrad(reached, flag)
+    made = holders.rebuilt(recv, then)
+    before = [dict(o.attrs) for o in owners]
+    holders.each_changed(an, then, [*(o.attrs for o in owners), frame.env])
+    if all(v is b[k] for o, b in zip(owners, before) for k, v in o.attrs.items()):
+        trainability_lost(owners)  # held by none of the modules being built
+    return made
 
 
 def retrains(obj: Value, flag: Value) -> bool:
@@ -179,14 +183,34 @@ def _flip(reached: dict[int, Value], flag: bool):
 
 
 def with_requires_grad(v: Value, flag: bool) -> Value:
-    """v with every parameter in it (a module's, a list's) at requires_grad=flag."""
-    if isinstance(v, ParameterV):
-        return ParameterV(v.shape, v.dtype, flag)
-    if isinstance(v, ObjectV) and is_module(v) or isinstance(v, ObjectV) and v.kind in DICT_KINDS:
-        return ObjectV(v.kind, tuple((k, with_requires_grad(a, flag)) for k, a in v.attrs))
-    if isinstance(v, ModuleListV):
-        return replace(v, items=tuple(with_requires_grad(i, flag) for i in v.items))
-    return v
+    """v with every parameter in it (a module's, a list's) at requires_grad=flag,
+    each one object wherever v holds it."""
+    reached: dict[int, Value] = {}
+    _parameters_reached(v, reached)
+    return holders.rebuilt(v, _regrad(reached, flag))
+
+
+def _parameters_reached(v: Value, out: dict[int, Value]) -> None:
+    """The Parameters `v.requires_grad_()` sets, by id (kept alive beside): those
+    of the modules, dicts and module lists below v."""
+    if id(v) in out:
+        return
+    out[id(v)] = v
+    if isinstance(v, ObjectV) and (is_module(v) or v.kind in DICT_KINDS):
+        for _, a in v.attrs:
+            _parameters_reached(a, out)
+    elif isinstance(v, ModuleListV):
+        for i in v.items:
+            _parameters_reached(i, out)
+
+
+def _regrad(reached: dict[int, Value], flag: bool):
+    def then(old: Value, new: Value) -> Value:
+        if id(old) in reached and isinstance(new, ParameterV):
+            return ParameterV(new.shape, new.dtype, flag)
+        return new
+
+    return then
 
 
 def assign_requires_grad(
