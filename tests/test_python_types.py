@@ -1303,3 +1303,47 @@ def test_the_class_of_a_class_is_type_never_a_partial(tmp_path, instance):
     assert t["complete"] and t["flops_value"] == counted(
         path, f"Disc(instance={instance})", {"x": torch.randn(2, 3, 8, 8)}
     )
+
+
+_EXPORTING = """
+import torch
+import torch.nn as nn
+
+_HAS = hasattr(torch, "compiler") and hasattr(torch.compiler, "is_exporting")
+
+
+def is_exporting():
+    if torch.jit.is_scripting():
+        return False
+    return _HAS and BODY
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+
+    def forward(self, x):
+        if not is_exporting():
+            return self.a(x)
+        return self.a(self.a(x))
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "known"),
+    [
+        ("torch.compiler.is_exporting()", True),  # timm's is_exporting(): False in eager
+        ("False", True),
+        ("True", False),  # `_HAS and True` is `_HAS`: a bool not known here
+    ],
+)
+def test_and_of_a_bool_not_known_with_a_false_operand_is_false(tmp_path, body, known):
+    """hasattr returns a bool; `b and False` is False whatever the bool b is (Python
+    returns b only where it is falsy), `b or True` True: the branch it decides is
+    torch's."""
+    path = write(tmp_path, "exporting.py", _EXPORTING.replace("BODY", body))
+    t = static_target(path, "Net", {}, {"x": "2,8"})
+    assert t["complete"] is known, t["unknown"]
+    if known:
+        assert t["flops_value"] == counted(path, "Net()", {"x": torch.randn(2, 8)})
