@@ -13,7 +13,7 @@ import pytest
 
 from tests.helpers import run_class
 from tests.test_modules import counted, static_target, write
-from tests.test_parameters import figures, static, torch_counts
+from tests.test_parameters import figures, load, static, torch_counts
 
 torch = pytest.importorskip("torch")
 
@@ -3095,6 +3095,103 @@ def test_what_new_returns_is_the_calls_value(tmp_path, how):
         assert t["flops_value"] in (truth, None)
         assert t["params"] in (str(params), "?")
         assert not t["complete"] or t["params"] == "?"
+
+
+_TARGET_NEW = """
+    class LoRA(nn.Module):
+        def __new__(cls, dim_in, rank=None):
+            if rank is None:
+                return nn.Linear(dim_in, dim_in, bias=False)
+            return super().__new__(cls)
+
+        def __init__(self, dim_in, rank=None):
+            super().__init__()
+            self.a = nn.Linear(dim_in, rank, bias=False)
+            self.b = nn.Linear(rank, dim_in, bias=False)
+
+        def forward(self, x):
+            return self.b(self.a(x))
+
+    class Inner(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.fc = nn.Linear(n, 2 * n)
+
+        def forward(self, h):
+            return self.fc(h).relu()
+
+    class Delegate(nn.Module):
+        def __new__(cls, n):
+            return Inner(n)
+
+    class Undecided(nn.Module):
+        def __new__(cls, n):
+            if torch.rand(()) > 0.5:
+                return nn.Linear(n, n)
+            return super().__new__(cls)
+
+        def __init__(self, n):
+            super().__init__()
+            self.fc = nn.Linear(n, n)
+
+        def forward(self, x):
+            return self.fc(x)
+    """
+
+
+@pytest.mark.parametrize(
+    ("build", "init", "given"),
+    [
+        ("LoRA(8)", ["dim_in=8"], "input=2,8"),  # an nn.Linear: its forward's `input`
+        ("LoRA(8, rank=2)", ["dim_in=8", "rank=2"], "x=2,8"),  # its own instance
+        ("Delegate(8)", ["n=8"], "h=2,8"),  # another project class's instance
+    ],
+)
+def test_a_target_is_what_its_classs_new_returns(tmp_path, build, init, given):
+    """`cost FILE::C` where C's `__new__` returns something else (x-transformers'
+    LoRALinear gives an nn.Linear when no rank is given): the target is what
+    `C(...)` gives, called as that object is called; forward and backward are
+    FlopCounterMode's, parameters torch's."""
+    path = write(tmp_path, "net.py", HEADER + textwrap.dedent(_TARGET_NEW))
+    args = [a for i in init for a in ("--init", i)]
+    t = static(path, build.split("(")[0], *args, "--input", given)
+    m = eval(build, vars(load(path)))  # noqa: S307 - the test's own expression
+    from torch.utils.flop_counter import FlopCounterMode
+
+    x = torch.randn(2, 8)
+    with FlopCounterMode(display=False) as fc:
+        out = m(x)
+    forward = fc.get_total_flops()
+    with FlopCounterMode(display=False) as fc:
+        out.sum().backward()
+    assert t["complete"] and t["flops_value"] == forward, t["unknown"]
+    assert t["backward_complete"] and t["flops_backward_value"] == fc.get_total_flops()
+    assert t["params"] == str(sum(p.numel() for p in m.parameters()))
+    assert t["output"] == [str(d) for d in out.shape]
+
+
+def test_a_target_whose_new_may_return_its_instance_is_not_costed(tmp_path):
+    path = write(tmp_path, "net.py", HEADER + textwrap.dedent(_TARGET_NEW))
+    t = static(path, "Undecided", "--init", "n=8", "--input", "x=2,8")
+    assert not t["complete"] and t["flops_value"] in (None, 0)
+    assert [u["why"] for u in t["unknown"]] == [
+        "Undecided.__new__: which object it returns is not known"
+    ]
+
+
+def test_an_input_the_returned_layers_forward_does_not_take_is_a_usage_error(tmp_path):
+    from click.testing import CliRunner
+
+    from shapelint.cli import main
+
+    path = write(tmp_path, "net.py", HEADER + textwrap.dedent(_TARGET_NEW))
+    r = CliRunner().invoke(
+        main, ["cost", f"{path}::LoRA", "--init", "dim_in=8", "--input", "x=2,8"]
+    )
+    assert r.exit_code == 2
+    assert (
+        "is a torch.nn.Linear, whose forward takes no parameter 'x' (parameters: input)" in r.output
+    )
 
 
 _SHARED_CLASS_STATE = {

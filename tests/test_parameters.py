@@ -2472,3 +2472,42 @@ def test_a_tracked_tensor_stored_under_a_buffers_name_is_no_figure(tmp_path):
     assert backward == 320 and sum(b.numel() for b in mod.G(4).buffers()) == 16
     t = run_class(path, "G", {"c": 4}, {"x": (2, 4)}, True)
     assert not t["backward_complete"] and t["buffers_value"] is None
+
+
+def test_a_freeze_reaches_a_parameter_a_plain_list_also_holds(tmp_path):
+    """`self.w.requires_grad_(False)` changes each Parameter below w in place: a
+    plain list holding w's child sees it frozen (main kept the list's copy
+    trainable: a complete backward of 768 where torch runs 512)."""
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    code = """
+import torch.nn as nn
+
+
+class Wrap(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.sub = nn.Linear(dim, dim)
+
+
+class Net(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.w = Wrap(dim)
+        self.direct = [self.w.sub]
+        self.fc = nn.Linear(dim, dim)
+        self.w.requires_grad_(False)
+
+    def forward(self, x):
+        return self.direct[0](self.fc(x))
+"""
+    path = tmp_path / "frozen_list.py"
+    path.write_text(code)
+    t = static(path, "Net", "--init", "dim=8", "--input", "x=2,8")
+    m = load(path).Net(8)
+    out = m(torch.randn(2, 8))
+    with FlopCounterMode(display=False) as fc:
+        out.sum().backward()
+    assert figures(t) == torch_counts(path, "Net(8)")
+    assert t["backward_complete"] and t["flops_backward_value"] == fc.get_total_flops()

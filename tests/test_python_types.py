@@ -1261,3 +1261,89 @@ def test_an_itemgetter_picks_only_what_is_known():
     assert itemgetters.call(get("a"), [row], {}) is UNKNOWN
     assert itemgetters.call(get(0), [TupleV((IntV(None),))], {}) == IntV(None)
     assert itemgetters.made("operator.itemgetter", [], {}) is UNKNOWN
+
+
+_PIX2PIX = """
+import functools
+
+import torch.nn as nn
+
+
+class Disc(nn.Module):
+    # pix2pix's and taming's discriminators: a conv has a bias unless the norm after
+    # it is a BatchNorm2d (a partial's func, or the class itself)
+    def __init__(self, instance=False):
+        super().__init__()
+        if instance:
+            norm_layer = functools.partial(nn.InstanceNorm2d, affine=False)
+        else:
+            norm_layer = nn.BatchNorm2d
+        if type(norm_layer) == functools.partial:
+            use_bias = norm_layer.func != nn.BatchNorm2d
+        else:
+            use_bias = norm_layer != nn.BatchNorm2d
+        self.conv = nn.Conv2d(3, 8, 3, bias=use_bias)
+        self.norm = norm_layer(8)
+
+    def forward(self, x):
+        return self.norm(self.conv(x))
+"""
+
+
+@pytest.mark.parametrize("instance", [False, True])
+def test_the_class_of_a_class_is_type_never_a_partial(tmp_path, instance):
+    """`type(C)` of a torch layer class (or a project class with no metaclass along
+    its bases) is `type`, never `functools.partial`; a partial's class is partial:
+    the bias each branch gives is torch's."""
+    from tests.test_parameters import figures, static, torch_counts
+
+    path = write(tmp_path, "disc.py", _PIX2PIX)
+    t = static(path, "Disc", "--init", f"instance={instance}", "--input", "x=2,3,8,8")
+    assert figures(t) == torch_counts(path, f"Disc(instance={instance})")
+    assert t["complete"] and t["flops_value"] == counted(
+        path, f"Disc(instance={instance})", {"x": torch.randn(2, 3, 8, 8)}
+    )
+
+
+_EXPORTING = """
+import torch
+import torch.nn as nn
+
+_HAS = hasattr(torch, "compiler") and hasattr(torch.compiler, "is_exporting")
+
+
+def is_exporting():
+    if torch.jit.is_scripting():
+        return False
+    return _HAS and BODY
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+
+    def forward(self, x):
+        if not is_exporting():
+            return self.a(x)
+        return self.a(self.a(x))
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "known"),
+    [
+        ("torch.compiler.is_exporting()", True),  # timm's is_exporting(): False in eager
+        ("False", True),
+        ("True", False),  # `_HAS and True` is `_HAS`: a bool not known here
+    ],
+)
+def test_and_of_a_bool_not_known_with_a_false_operand_is_false(tmp_path, body, known):
+    """hasattr returns a bool; `b and False` is False whatever the bool b is (Python
+    returns b only where it is falsy), `b or True` True: the branch it decides is
+    torch's."""
+    path = write(tmp_path, "exporting.py", _EXPORTING.replace("BODY", body))
+    t = static_target(path, "Net", {}, {"x": "2,8"})
+    assert t["complete"] is known, t["unknown"]
+    if known:
+        assert t["flops_value"] == counted(path, "Net()", {"x": torch.randn(2, 8)})

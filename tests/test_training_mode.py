@@ -1,7 +1,7 @@
 """`self.training` in target runs (analysis/modes.py): a module as torch builds it
 is in training mode, `--eval` costs it as after `.eval()`; `.train()` / `.eval()`
-in a constructor are followed; a mode changed where the analysis cannot follow
-it leaves `training` undecided; a plain run never decides it. Each figure is
+in a constructor and in a forward are followed, each module one object wherever it
+is held; a mode the analysis cannot know leaves `training` undecided; a plain run never decides it. Each figure is
 judged by FlopCounterMode on the same module in the same mode."""
 
 from __future__ import annotations
@@ -136,7 +136,105 @@ def test_the_two_modes_differ_and_the_report_says_which(tmp_path):
     assert [c["name"] for c in t["conventions"]] == ["eval_mode"]
 
 
-def test_a_mode_changed_in_the_forward_leaves_training_undecided(tmp_path):
+FORWARD_CHANGES = {
+    # `.eval()` on a child in the forward: it and every module below it
+    "child_eval": """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.s = Sub(dim)
+
+            def forward(self, x):
+                self.s.eval()
+                return self.s(x)
+        """,
+    # the child's module also held in a plain list: one object, seen changed there
+    "held_in_a_plain_list": """
+        class Wrap(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.sub = Sub(dim)
+
+            def forward(self, x):
+                return self.sub(x)
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.w = Wrap(dim)
+                self.direct = [self.w.sub]
+
+            def forward(self, x):
+                y = self.direct[0](x)
+                self.w.eval()
+                return self.direct[0](y)
+        """,
+    # no change in the forward: `--eval` reaches the child the plain list holds
+    # (main gave 512, a complete figure, where torch's eval runs 256)
+    "eval_seen_through_a_plain_list": """
+        class Wrap(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.sub = Sub(dim)
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.w = Wrap(dim)
+                self.direct = [self.w.sub]
+
+            def forward(self, x):
+                return self.direct[0](x)
+        """,
+    # changed through a helper object holding the module, then the whole model back
+    "through_a_helper_then_back": """
+        class Helper:
+            def __init__(self, m):
+                self.m = m
+
+            def off(self):
+                self.m.train(False)
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.s = Sub(dim)
+
+            def forward(self, x):
+                Helper(self.s).off()
+                x = self.s(x)
+                self.train()
+                return self.s(x)
+        """,
+    # eval() in the constructor with the child held in a plain list too
+    "constructor_list": """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.s = Sub(dim)
+                self.direct = [self.s]
+                self.s.eval()
+
+            def forward(self, x):
+                return self.direct[0](x)
+        """,
+}
+
+
+@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
+@pytest.mark.parametrize("key", sorted(FORWARD_CHANGES))
+def test_a_mode_changed_in_place_is_seen_wherever_the_module_is_held(tmp_path, key, training):
+    """`m.eval()` / `m.train(flag)` change m and every module below it in place: one
+    object each, wherever it is held (a plain list, a helper object, the caller's
+    self), in the constructor and in the forward."""
+    code = SUB + FORWARD_CHANGES[key]
+    path = write(tmp_path, f"{key}.py", HEADER + textwrap.dedent(code))
+    t = _target(path, training)
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == _truth(path, training)
+
+
+def test_a_mode_flag_not_known_leaves_training_undecided(tmp_path):
     code = (
         SUB
         + """
@@ -146,11 +244,11 @@ def test_a_mode_changed_in_the_forward_leaves_training_undecided(tmp_path):
                 self.s = Sub(dim)
 
             def forward(self, x):
-                self.s.eval()
+                self.s.train(bool(x.sum() > 0))
                 return self.s(x)
         """
     )
-    path = write(tmp_path, "forward_eval.py", HEADER + textwrap.dedent(code))
+    path = write(tmp_path, "forward_flag.py", HEADER + textwrap.dedent(code))
     for training in (True, False):
         t = _target(path, training)
         assert not t["complete"]

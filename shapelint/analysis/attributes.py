@@ -874,6 +874,23 @@ def plain_type(an, cd: ClassDef, depth: int = 0) -> bool:
     return all(plain_type(an, p, depth + 1) for p in project)
 
 
+def metaclass_is_type(an, cd: ClassDef, depth: int = 0) -> bool:
+    """Whether `type(cd)` is `type` itself: no class along its bases names a
+    metaclass, and every base outside the project is a plain class of `type`
+    (object, dict, list, OrderedDict, Generic, torch.nn's classes; not ABC or
+    Protocol, whose metaclasses are ABCMeta's)."""
+    if depth > 20 or any(k.arg == "metaclass" for k in cd.node.keywords):
+        return False
+    project = base_classes(an, cd)
+    if _bases_outside(an, cd, _type_base) != len(project):
+        return False
+    return all(metaclass_is_type(an, p, depth + 1) for p in project)
+
+
+def _type_base(name: str | None) -> bool:
+    return _type_repr_base(name) and name not in ("abc.ABC", "typing.Protocol")
+
+
 def is_static(node) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
 

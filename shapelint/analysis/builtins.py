@@ -500,8 +500,10 @@ def _hasattr(an, node, args, kwargs, frame) -> Value | None:
     run: a library name the stubs describe exists in the torch they describe. On a
     dataclass instance built here: True for what it holds, False for what it surely
     lacks (absence.py)."""
-    if not an.specialize or len(node.args) != 2 or not isinstance(args[1], StrV):
-        return None
+    if len(node.args) != 2 or kwargs:
+        return None  # Python refuses it
+    if not an.specialize or not isinstance(args[1], StrV):
+        return BoolV(None)  # a bool whatever it finds: `hasattr(...) and False` is false
     config = isinstance(args[0], ObjectV) or absence.config_being_built(an, args[0]) is not None
     if config and args[1].value:
         if (
@@ -530,12 +532,12 @@ def _hasattr(an, node, args, kwargs, frame) -> Value | None:
     if args[1].value and torch_absence.holds(an, args[0], args[1].value):
         return BoolV(True)
     if not isinstance(node.args[0], (ast.Name, ast.Attribute)) or not args[1].value:
-        return None
+        return BoolV(None)
     owner = (frame.func.owner if frame.func is not None else None) or an
     qual = owner.imports.resolve(node.args[0])
     if qual is not None and stub_ops.describes(f"{qual}.{args[1].value}"):
         return BoolV(True)
-    return None
+    return BoolV(None)  # a bool whatever it finds: `hasattr(...) and False` is false
 
 
 def _isinstance_of(an, node, args, kwargs, frame) -> Value | None:

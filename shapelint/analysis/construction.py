@@ -273,6 +273,13 @@ def built(an: Analyzer, cd: ClassDef, node: ast.Call, args, kwargs, frame) -> Va
     return value
 
 
+def new_defined(an: Analyzer, cd: ClassDef) -> bool:
+    """C or a base of the project's defines a `__new__` that may return something
+    other than the fresh instance `__init__` then builds."""
+    new = find_method(an, cd, "__new__")
+    return new is not None and not _object_new_only(new.node)
+
+
 def newly_made(an: Analyzer, cd: ClassDef, node: ast.Call, args, kwargs, frame) -> Value | None:
     """`C(...)` where C (or a base) defines `__new__`, in a target run: Python's
     `type.__call__` calls `C.__new__(C, ...)` and runs `__init__` only on an
@@ -286,9 +293,9 @@ def newly_made(an: Analyzer, cd: ClassDef, node: ast.Call, args, kwargs, frame) 
         return None
     if metaclass_call(an, cd):  # the metaclass's `__call__` decides, not run here
         return an.unknown_call(node, args, kwargs, frame, f"{cd.name}'s metaclass decides the call")
-    new = find_method(an, cd, "__new__")
-    if new is None or _object_new_only(new.node):
+    if not new_defined(an, cd):
         return None
+    new = find_method(an, cd, "__new__")
     # (bound to cls as the first parameter, as a classmethod's call binds it)
     made = specialized_invoke(an, new, ClassRefV(cd.key), node, args, kwargs, frame)
     if made == ObjectV(_FRESH + cd.key):

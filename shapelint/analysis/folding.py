@@ -290,11 +290,18 @@ def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
                 # the value is this operand or a later one, which a change through
                 # it reaches (joined_objects)
                 either = result
+                if isinstance(result, BoolV):
+                    # returned only where it stops the chain: a bool that does is
+                    # False for `and`, True for `or` (`_HAS and is_exporting()`)
+                    either = BoolV(isinstance(node.op, ast.Or))
                 with operands_after(node, operand):
                     for rest in node.values[i + 1 :]:
-                        either = (
-                            joined_objects.either(either, an.eval(rest, frame, depth)) or UNKNOWN
-                        )
+                        later = an.eval(rest, frame, depth)
+                        if isinstance(either, BoolV) and isinstance(later, BoolV):
+                            # a bool on every path: the one, or one not known
+                            either = either if later == either else BoolV(None)
+                            continue
+                        either = joined_objects.either(either, later) or UNKNOWN
                 return either
             if t is (isinstance(node.op, ast.Or)):
                 return result

@@ -131,6 +131,30 @@ def held_as(old: Value, new: Value, through_plain: bool = False) -> None:
     _everywhere(_Rebuild(old, lambda w: new if w is old else None, through_plain))
 
 
+def each_changed(an: Analyzer, then, held: list[dict] | None = None) -> None:
+    """then(old, rebuilt) applied to every value the dicts in held (else the
+    modules being built and the live frames) hold, each object once by identity,
+    its holders rebuilt round it: objects Python changed in place at once
+    (`m.eval()`: m and every module below it, wherever each is held)."""
+    change = _Rebuild(_NOTHING, lambda w: None, then=then)
+    if held is not None:
+        for h in held:
+            change.into(h)
+        return
+    an.outer_writes += 1
+    if not an.trial:
+        _everywhere(change)
+
+
+def rebuilt(v: Value, then) -> Value:
+    """v with then(old, rebuilt) applied to each value in it, each object once."""
+    return _Rebuild(_NOTHING, lambda w: None, then=then).of(v)
+
+
+# No value is this one: a walk with nothing to find by identity.
+_NOTHING = ObjectV("<nothing>")
+
+
 def stored_into_built(an: Analyzer, obj: Value, attr: str, value: Value) -> bool:
     """`self.m.deep = True` in a target run's forward (a method of a helper object
     that holds the built module): the module, one object, keeps it wherever it is
@@ -265,13 +289,18 @@ class _Rebuild:
     of a frame-stack chunk boundary maps and unmaps a chunk, and a ModuleList
     append under a deep stack made hundreds of thousands of them."""
 
-    __slots__ = ("old", "at", "plain", "kept", "flat")
+    __slots__ = ("old", "at", "plain", "kept", "flat", "then", "made")
 
-    def __init__(self, old: Value, at, through_plain: bool = False):
+    def __init__(self, old: Value, at, through_plain: bool = False, then=None):
         self.old = old
         self.at = at
         self.plain: dict | None = {} if through_plain else None
         self.kept: dict[int, Value] = {}
+        # then(old, rebuilt): a change made to each value itself once its contents
+        # are rebuilt; made remembers each result by id (the old value kept alive
+        # beside it), so one object reached through two holders stays one
+        self.then = then
+        self.made: dict[int, tuple[Value, Value]] = {}
         # module lists, partials and tuples are walked without plain objects (None:
         # by this walk itself; a reference to itself would be a cycle, which the
         # batch analysis, its collector off, would keep alive with all it holds)
@@ -280,14 +309,25 @@ class _Rebuild:
     def into(self, held: dict) -> None:
         """held's values (a recorder's attributes, a frame's env) rebuilt in place."""
         old = self.old
+        every = self.then is not None  # a change to values themselves: each is asked
         for k, v in list(held.items()):
-            if v is old or isinstance(v, _CAN_HOLD):
+            if every or v is old or isinstance(v, _CAN_HOLD):
                 held[k] = self.of(v)
 
     def of(self, v: Value) -> Value:
         kept = self.kept.get(id(v))
         if kept is not None:
             return kept
+        if self.then is not None:
+            made = self.made.get(id(v))
+            if made is not None:
+                return made[1]
+            new = self.then(v, self._of(v))
+            self.made[id(v)] = (v, new)
+            return new
+        return self._of(v)
+
+    def _of(self, v: Value) -> Value:
         got = self.at(v)
         if got is not None:
             return got
@@ -330,7 +370,7 @@ class _Rebuild:
             items = (self.flat or self)._each(v.items, False)
             if items is not None:
                 new = TupleV(items, v.kind)
-        if new is v and plain_memo is None:
+        if new is v and plain_memo is None and self.then is None:
             # (through plain objects, a value walked inside one being rebuilt
             # sees it as it was: not remembered there)
             self.kept[id(v)] = v
@@ -340,11 +380,12 @@ class _Rebuild:
         """items (or the values of (key, value) pairs) rebuilt; None where none
         changed."""
         old = self.old
+        every = self.then is not None
         out = []
         changed = False
         for item in items:
             a = item[1] if keyed else item
-            b = self.of(a) if a is old or isinstance(a, _CAN_HOLD) else a
+            b = self.of(a) if every or a is old or isinstance(a, _CAN_HOLD) else a
             if b is not a:
                 changed = True
             out.append((item[0], b) if keyed else b)

@@ -5,10 +5,10 @@ set it to False on a module and every module below it. A target is one forward
 of the module as built, so every module instance a target run builds is in
 training mode, unless the target asks for eval mode (`cost --eval`: the module
 as after `.eval()`; modules built later, in the forward, are in training mode
-as in torch). `.train(...)` and `.eval()` on modules the constructor holds are
-followed (analysis/modules.py); one the analysis cannot place (a mode changed in
-a forward, on a module held elsewhere, or by a flag not known) leaves every later
-read of `training` undecided. A plain run never decides it: no instance is built
+as in torch). `.train(...)` and `.eval()` are followed in a constructor and in a
+forward, each module changed in place wherever it is held (module_flags.set_mode);
+one the analysis cannot place (a flag not known, a module no constructor at hand
+holds while one is built) leaves every later read of `training` undecided. A plain run never decides it: no instance is built
 from a known call there.
 
 The state is per target run, reset when it starts, as raising.py's is."""

@@ -7,10 +7,9 @@ Split out of modules.py by benchmarks/split_modules.py."""
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import aliasing, modes
+from shapelint.analysis import aliasing, holders, modes
 from shapelint.analysis.attributes import all_methods
 from shapelint.analysis.holders import replace_identical
 from shapelint.analysis.module_kinds import (
@@ -50,15 +49,20 @@ def set_requires_grad(an, recv: Value, owner, args, kwargs, frame) -> Value:
     if flag is None:
         trainability_lost(owners)
         return recv
+    reached: dict[int, Value] = {}
     if isinstance(recv, SelfRecorder):
-        for k, v in list(recv.attrs.items()):
-            recv.attrs[k] = with_requires_grad(v, flag)
+        for v in recv.attrs.values():
+            _parameters_reached(v, reached)
+        holders.each_changed(an, _regrad(reached, flag), [recv.attrs])
         return recv
-    new = with_requires_grad(recv, flag)
-    found = [replace_identical(o, recv, new, frame) for o in owners]
-    if not any(found):
-        trainability_lost(owners)
-    return new
+    _parameters_reached(recv, reached)
+    then = _regrad(reached, flag)
+    made = holders.rebuilt(recv, then)
+    before = [dict(o.attrs) for o in owners]
+    holders.each_changed(an, then, [*(o.attrs for o in owners), frame.env])
+    if all(v is b[k] for o, b in zip(owners, before) for k, v in o.attrs.items()):
+        trainability_lost(owners)  # held by none of the modules being built
+    return made
 
 
 def retrains(obj: Value, flag: Value) -> bool:
@@ -100,61 +104,113 @@ def mode_flag(attr: str, args, kwargs) -> bool | None:
 
 
 def set_mode(
-    recv: Value, flag: bool | None, owner: SelfRecorder | None, frame, fresh: bool = False
+    recv: Value,
+    flag: bool | None,
+    owner: SelfRecorder | None,
+    frame,
+    fresh: bool = False,
+    an: Analyzer | None = None,
 ) -> Value:
     """`m.train(mode)` / `m.eval()`: m and every module below it take the mode,
-    in the module being built (found by identity); anywhere else (a forward, a
-    module held by no constructor at hand, a flag not known) later reads of
-    `training` are undecided (modes.py)."""
+    each one object wherever it is held (a plain list holding a child sees it
+    changed): in the module being built and the frame at hand while it is built,
+    and in a target run's forward wherever the modules being built and the live
+    frames hold it. A flag not known, or a change the analysis cannot place, leaves
+    later reads of `training` undecided (modes.py)."""
     if flag is not None and fresh:
         return in_mode(recv, flag)
-    if flag is None or owner is None:
+    if flag is None or (owner is None and (an is None or not an.specialize)):
         modes.lose()
         return recv
+    reached: dict[int, Value] = {}
     if isinstance(recv, SelfRecorder):
-        for k, v in list(recv.attrs.items()):
-            recv.attrs[k] = in_mode(v, flag)
+        for v in recv.attrs.values():
+            _reached(v, reached)
+        holders.each_changed(an, _flip(reached, flag), [recv.attrs])
         if modes.ATTR in recv.attrs:
             recv.attrs[modes.ATTR] = BoolV(flag)
         return recv
-    new = in_mode(recv, flag)
-    if not replace_identical(owner, recv, new, frame):
-        modes.lose()
-    return new
+    _reached(recv, reached)
+    then = _flip(reached, flag)
+    made = holders.rebuilt(recv, then)
+    if owner is None:  # a forward's: one object changed wherever it is held
+        holders.each_changed(an, then)
+        return made
+    before = dict(owner.attrs)
+    holders.each_changed(an, then, [owner.attrs, frame.env])
+    if all(v is before[k] for k, v in owner.attrs.items()):
+        modes.lose()  # held by no constructor at hand
+    return made
 
 
-def in_mode(v: Value, flag: bool, memo: dict | None = None) -> Value:
+def in_mode(v: Value, flag: bool) -> Value:
     """v after `v.train(flag)`: every module in it (a project module's
-    `training`, a list's items) in that mode; a module held twice stays one."""
-    memo = {} if memo is None else memo
-    if id(v) in memo:
-        return memo[id(v)]
-    out = v
-    # what torch's train() walks: modules and what registers them (a ModuleDict; a
-    # plain dict or list of layers is no child)
+    `training`, a list's items) in that mode, each one object wherever v holds it
+    (a plain list beside the modules too)."""
+    reached: dict[int, Value] = {}
+    _reached(v, reached)
+    return holders.rebuilt(v, _flip(reached, flag))
+
+
+def _reached(v: Value, out: dict[int, Value]) -> None:
+    """The modules `v.train()` walks, by id (the values kept alive beside): modules
+    and what registers them (a ModuleDict; a plain dict or list of layers is no
+    child)."""
+    if id(v) in out:
+        return
     if isinstance(v, ObjectV) and (is_module(v) or v.kind == REGISTERED_DICT_KIND):
-        attrs = [
-            (k, BoolV(flag) if k == modes.ATTR else in_mode(a, flag, memo)) for k, a in v.attrs
-        ]
-        if v.kind.startswith("torch.nn.") and all(k != modes.ATTR for k, _ in attrs):
-            attrs.append((modes.ATTR, BoolV(flag)))  # a torch layer holds it from then on
-        out = ObjectV(v.kind, tuple(attrs))
+        out[id(v)] = v
+        for _, a in v.attrs:
+            _reached(a, out)
     elif isinstance(v, ModuleListV):
-        items = tuple(in_mode(i, flag, memo) for i in v.items)
-        out = replace(v, items=items)
-    memo[id(v)] = out
-    return out
+        out[id(v)] = v
+        for i in v.items:
+            _reached(i, out)
+
+
+def _flip(reached: dict[int, Value], flag: bool):
+    """The change `train(flag)` makes to one value, its contents rebuilt already."""
+
+    def then(old: Value, new: Value) -> Value:
+        if id(old) not in reached or not isinstance(new, ObjectV):
+            return new
+        attrs = [(k, BoolV(flag) if k == modes.ATTR else a) for k, a in new.attrs]
+        if new.kind.startswith("torch.nn.") and all(k != modes.ATTR for k, _ in attrs):
+            attrs.append((modes.ATTR, BoolV(flag)))  # a torch layer holds it from then on
+        return ObjectV(new.kind, tuple(attrs))
+
+    return then
 
 
 def with_requires_grad(v: Value, flag: bool) -> Value:
-    """v with every parameter in it (a module's, a list's) at requires_grad=flag."""
-    if isinstance(v, ParameterV):
-        return ParameterV(v.shape, v.dtype, flag)
-    if isinstance(v, ObjectV) and is_module(v) or isinstance(v, ObjectV) and v.kind in DICT_KINDS:
-        return ObjectV(v.kind, tuple((k, with_requires_grad(a, flag)) for k, a in v.attrs))
-    if isinstance(v, ModuleListV):
-        return replace(v, items=tuple(with_requires_grad(i, flag) for i in v.items))
-    return v
+    """v with every parameter in it (a module's, a list's) at requires_grad=flag,
+    each one object wherever v holds it."""
+    reached: dict[int, Value] = {}
+    _parameters_reached(v, reached)
+    return holders.rebuilt(v, _regrad(reached, flag))
+
+
+def _parameters_reached(v: Value, out: dict[int, Value]) -> None:
+    """The Parameters `v.requires_grad_()` sets, by id (kept alive beside): those
+    of the modules, dicts and module lists below v."""
+    if id(v) in out:
+        return
+    out[id(v)] = v
+    if isinstance(v, ObjectV) and (is_module(v) or v.kind in DICT_KINDS):
+        for _, a in v.attrs:
+            _parameters_reached(a, out)
+    elif isinstance(v, ModuleListV):
+        for i in v.items:
+            _parameters_reached(i, out)
+
+
+def _regrad(reached: dict[int, Value], flag: bool):
+    def then(old: Value, new: Value) -> Value:
+        if id(old) in reached and isinstance(new, ParameterV):
+            return ParameterV(new.shape, new.dtype, flag)
+        return new
+
+    return then
 
 
 def assign_requires_grad(

@@ -51,9 +51,15 @@ def torch_value(qual: str) -> Value | None:
     call of its name). No base a project class derives from: a subclass of
     torch.Tensor is no layer. An einops function (`_many(rearrange)`, einops_exts)
     is called as its name is."""
-    if qual in TENSOR_CLASSES or qual in EINOPS_FUNCTIONS:
+    if qual in TENSOR_CLASSES or qual in EINOPS_FUNCTIONS or qual in LIBRARY_CLASSES:
         return LayerClassV(qual)
     return layer_class(qual)
+
+
+# Classes of the standard library held as values in a target run, compared by
+# identity (`type(norm_layer) == functools.partial`); calling one is the call of
+# its name.
+LIBRARY_CLASSES = frozenset({"functools.partial", "builtins.type"})
 
 
 def torch_function(qual: str) -> Value | None:

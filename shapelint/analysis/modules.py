@@ -305,7 +305,7 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
     ):
         # `Block(dim).eval()`: a module just built, which nothing else holds yet
         fresh = isinstance(func.value, ast.Call)
-        new = set_mode(recv, mode_flag(attr, args, kwargs), _self_of(frame), frame, fresh)
+        new = set_mode(recv, mode_flag(attr, args, kwargs), _self_of(frame), frame, fresh, an)
         an.record(node, frame, f"call {attr}", None, [], new, Cost(*(Expr.const(0),) * 3))
         return new
     if (

@@ -15,12 +15,12 @@ import ast
 import re
 from dataclasses import dataclass
 
-from shapelint.analysis.attributes import plain_type
+from shapelint.analysis.attributes import metaclass_is_type, plain_type
 from shapelint.analysis.callable_values import ClassRefV, FunctionRefV, LayerClassV, PartialV
 from shapelint.analysis.decorators import FunctionV
 from shapelint.analysis.dict_values import dict_value
 from shapelint.analysis.lambdas import ClosureV
-from shapelint.analysis.module_kinds import TENSOR_CLASSES, stub_layer
+from shapelint.analysis.module_kinds import LIBRARY_CLASSES, TENSOR_CLASSES, stub_layer
 from shapelint.analysis.modules import ModuleListV, SelfRecorder
 from shapelint.ops import dtypes
 from shapelint.ops.backward import BROKEN
@@ -80,7 +80,11 @@ _KNOWN_KINDS = (
 
 def _torch_function(v: Value) -> bool:
     # a torch function called like a layer class (`F.gelu`): lowercase, as Python names them
-    return isinstance(v, LayerClassV) and not v.qual.rsplit(".", 1)[-1].lstrip("_")[:1].isupper()
+    return (
+        isinstance(v, LayerClassV)
+        and v.qual not in LIBRARY_CLASSES
+        and not v.qual.rsplit(".", 1)[-1].lstrip("_")[:1].isupper()
+    )
 
 
 def _of_kinds(v: Value, kinds: tuple[type, ...]) -> bool | None:
@@ -186,9 +190,21 @@ def type_of(an, v: Value) -> Value | None:
     analysis did not see made may be a Parameter it lost, or a subclass)."""
     if type(v) is ParameterV:
         return LayerClassV("torch.nn.parameter.Parameter")
+    if is_class(v) and _metaclass_is_type(an, v):
+        # a class's class: never a partial, a function or a tensor class
+        return LayerClassV("builtins.type")
     if type(v) is TensorV:
         return LayerClassV("torch.Tensor") if _seen_made(v.origin) else None
     return instance_class(an, v)
+
+
+def _metaclass_is_type(an, v: Value) -> bool:
+    """`type(v) is type` for a class v: a torch class (nn.Module's and the tensor
+    classes' metaclass is type), or a project class whose bases say so."""
+    if isinstance(v, LayerClassV):
+        return v.qual.startswith("torch.nn.") or tensor_class(v) is not None
+    cd = an.class_of(v.name) if isinstance(v, ClassRefV) else None
+    return cd is not None and metaclass_is_type(an, cd)
 
 
 def _seen_made(origins: frozenset | None, depth: int = 0) -> bool:

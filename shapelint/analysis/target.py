@@ -27,6 +27,7 @@ from shapelint.analysis import (
     call_path,
     callable_values,
     config_classes,
+    construction,
     dynamic,
     forward_ad,
     grad_mode,
@@ -51,7 +52,7 @@ from shapelint.notation.target import Target
 from shapelint.ops import saved as storages
 from shapelint.ops import stub_ops, versions
 from shapelint.ops.backward import INPUT, BuiltNodes, surely_reached
-from shapelint.ops.values import UNKNOWN, Cost, TensorV, TupleV, Value, Var, dim_py
+from shapelint.ops.values import UNKNOWN, Cost, ObjectV, TensorV, TupleV, Value, Var, dim_py
 
 
 class TargetError(ValueError):
@@ -259,7 +260,22 @@ def _evaluate(
     shapes = {name: parse_input(v, f"--input {name}") for name, v in inputs.items()}
     cls_name, _, meth = qualname.partition(".")
     cd = _class_named(an, cls_name)
-    if cd is not None and meth != "__init__":
+    made = None
+    if cd is not None and not meth and construction.new_defined(an, cd):
+        _check_names(an, attributes.find_method(an, cd, "__new__"), init, "--init", cls_name)
+        node = ast.copy_location(ast.Call(ast.Name(cls_name, ast.Load()), [], []), cd.node)
+        with BuiltNodes() as built_nodes:
+            made = construction.newly_made(an, cd, node, [], kwargs, top)
+        if made is UNKNOWN:
+            return stopped(an, target, f"{cls_name}.__new__: which object it returns is not known")
+    if made is not None:
+        # `Cls(...)` gave what `__new__` returned, surely no instance of Cls (an
+        # nn.Linear where no rank is given): calling the target calls that object
+        recv, fd, base, defaults = made, None, None, _init_defaults(an, cd, init)
+        if not training:
+            recv = module_flags.in_mode(recv, False)
+        built = raising.take()
+    elif cd is not None and meth != "__init__":
         # calling the module runs type(m).__call__: the project's own, where a class
         # defines one (its `super().__call__` reaches forward), else forward
         fd = attributes.find_method(an, cd, meth) if meth else attributes.own_call(an, cd)
@@ -293,7 +309,10 @@ def _evaluate(
         known = sorted([*an.classes, *an.functions])
         hint = f" (defined here: {', '.join(known[:12])})" if known else ""
         raise TargetError(f"{path}: no class or function {qualname!r}{hint}")
-    if fd is None:  # the forward a torch layer or container defines: `forward(self, input)`
+    if made is not None:
+        _check_made_names(an, recv, inputs, cls_name)
+        value, log = _call_made(an, recv, shapes, cd, top)
+    elif fd is None:  # the forward a torch layer or container defines: `forward(self, input)`
         names = stub_ops.parameter_names(f"{base}.__call__") or ("input",)
         for name in inputs:
             if name not in names:
@@ -340,6 +359,49 @@ def _evaluate(
     result.unsummed = reached.unsummed_kinds(value, functools.partial(_plain_instance, an))
     result.built = built_nodes
     return result
+
+
+def _check_made_names(an, made: Value, given: dict, cls_name: str) -> None:
+    """--input names against the forward of the object `__new__` returned: a torch
+    layer's (its stub's parameters) or a project class's."""
+    if isinstance(made, ObjectV) and module_kinds.stub_layer(made.kind):
+        names = stub_ops.parameter_names(f"{made.kind}.__call__") or ("input",)
+        for name in given:
+            if name not in names:
+                raise TargetError(
+                    f"--input {name}: {cls_name}(...) is a {made.kind}, whose forward takes "
+                    f"no parameter {name!r} (parameters: {', '.join(names)})"
+                )
+        return
+    key = pytypes.class_key(made)
+    cd = an.class_of(key) if key is not None else None
+    if cd is not None:
+        fd = attributes.own_call(an, cd) or attributes.find_method(an, cd, "forward")
+        _check_names(an, fd, given, "--input", f"{cls_name}(...), a {cd.name},")
+
+
+def _call_made(an, recv: Value, shapes: dict, cd, top):
+    """`m(**inputs)` for the object a `__new__` returned, called as any value is
+    (its class's `__call__`, a torch layer's forward), in the target's ledger: one
+    call record at the class holding what the call ran, as a forward's."""
+    held = "<target>"
+    top.env = {**top.env, held: recv, **{f"<input {n}>": v for n, v in shapes.items()}}
+    keywords = [ast.keyword(n, ast.Name(f"<input {n}>", ast.Load())) for n in shapes]
+    node = ast.copy_location(ast.Call(ast.Name(held, ast.Load()), [], keywords), cd.node)
+    ast.fix_missing_locations(node)
+    saved, children = top.records, {}
+    top.records = children
+    try:
+        with storages.ledger(list(shapes.values()), _own(an, recv)), versions.run() as log:
+            value = an.eval(node, top)
+    finally:
+        top.records = saved
+    cost = add_costs(r.cost for r in children.values())
+    rec = an.record(
+        node, top, f"call {cd.name}(...)", None, list(shapes.values()), value, cost, summed=True
+    )
+    rec.children = list(children.values())
+    return value, log
 
 
 def _plain_instance(an, v: Value) -> bool:
