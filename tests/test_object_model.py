@@ -7,6 +7,7 @@ Each module is judged by FlopCounterMode on the same module and inputs."""
 from __future__ import annotations
 
 import importlib
+import sys
 import textwrap
 
 import pytest
@@ -2954,7 +2955,7 @@ def test_a_base_class_read_off_a_module_a_relative_import_binds(tmp_path, monkey
     of that project module, as Python reads the attribute off the module object,
     so Node's forward is Memory's (before: "class Node has no method forward",
     the relative import naming no qualified name the base could be resolved by)."""
-    pkg = tmp_path / "relpkg"
+    pkg = tmp_path / "relbasepkg"  # a name of its own: sys.modules keeps what it imports
     write(pkg, "__init__.py", "")
     write(pkg / "layers", "__init__.py", "")
     write(
@@ -2992,7 +2993,11 @@ def test_a_base_class_read_off_a_module_a_relative_import_binds(tmp_path, monkey
     t = run_class(path, "LIF", {"d": 8}, {"x": (2, 8)}, False)
     from torch.utils.flop_counter import FlopCounterMode
 
-    net = importlib.import_module("relpkg.neuron.lif").LIF(8)
+    try:
+        net = importlib.import_module("relbasepkg.neuron.lif").LIF(8)
+    finally:
+        for name in [m for m in sys.modules if m.split(".")[0] == "relbasepkg"]:
+            del sys.modules[name]
     with torch.no_grad(), FlopCounterMode(display=False) as fc:
         net(torch.randn(2, 8))
     assert t["complete"], t["unknown"]
