@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.stub_ops import stub_call
-from shapelint.ops.values import IntV, TensorV
+from shapelint.ops.values import IntV, NoneV, TensorV, TupleV
 
 SETTINGS = settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
 F = "torch.nn.functional."
@@ -197,6 +197,43 @@ def test_layer_modules_agree_with_torch(name, ctor, x):
         f"{name}.__call__", [module, x], fn=lambda m, t: m(t), values=[built.value, to_value(x)]
     )
     check_verdict(o)
+
+
+def _python(v):
+    """An attribute as the analysis holds it, as the Python value torch keeps."""
+    if isinstance(v, IntV):
+        return v.value.value if v.value is not None else None
+    if isinstance(v, TupleV):
+        return tuple(_python(i) for i in v.items)
+    return None if isinstance(v, NoneV) else v
+
+
+@pytest.mark.parametrize(
+    "name",
+    [f"torch.nn.{k}Pool{n}d" for k in ("Max", "Avg") for n in (1, 2, 3)],
+)
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [
+        ((3,), {}),
+        ((3,), {"stride": 2}),
+        ((2,), {"stride": None, "padding": 1}),
+        ((2,), {"stride": (1, 2)}),
+    ],
+)
+def test_pooling_layer_attributes_are_torch_s(name, args, kwargs):
+    """What a subclass reads off a pooling layer (`self.stride != self.kernel_size`,
+    deel-torchlip's check): stride None kept as the kernel size, AvgPool1d's sizes
+    as 1-tuples, as torch's constructors keep them (before: stride None, and the
+    check made building the module raise)."""
+    module = eval(name, {"torch": torch})(*args, **kwargs)
+    built = stub_call(
+        name, [to_value(a) for a in args], {k: to_value(v) for k, v in kwargs.items()}
+    )
+    assert built is not None and not built.issues
+    attrs = dict(built.value.attrs)
+    for attr in ("kernel_size", "stride", "padding"):
+        assert _python(attrs[attr]) == getattr(module, attr), attr
 
 
 def test_symbolic_pooling_halves():

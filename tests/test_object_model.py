@@ -7,6 +7,7 @@ Each module is judged by FlopCounterMode on the same module and inputs."""
 from __future__ import annotations
 
 import importlib
+import sys
 import textwrap
 
 import pytest
@@ -2946,6 +2947,62 @@ def test_a_class_read_off_its_module(tmp_path, monkeypatch):
         net(torch.randn(2, 8))
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == fc.get_total_flops() == 2 * 2 * 8 * 32
+
+
+@pytest.mark.parametrize("imported", ["from .. import base", "from ..layers import blocks as base"])
+def test_a_base_class_read_off_a_module_a_relative_import_binds(tmp_path, monkeypatch, imported):
+    """`from .. import base` then `class Node(base.Memory)`: the base is the class
+    of that project module, as Python reads the attribute off the module object,
+    so Node's forward is Memory's (before: "class Node has no method forward",
+    the relative import naming no qualified name the base could be resolved by)."""
+    pkg = tmp_path / "relbasepkg"  # a name of its own: sys.modules keeps what it imports
+    write(pkg, "__init__.py", "")
+    write(pkg / "layers", "__init__.py", "")
+    write(
+        pkg,
+        "base.py" if imported == "from .. import base" else "layers/blocks.py",
+        """
+        import torch.nn as nn
+
+        class Step:
+            pass
+
+        class Memory(nn.Module, Step):
+            def __init__(self, d):
+                super().__init__()
+                self.proj = nn.Linear(d, 2 * d)
+
+            def forward(self, x):
+                return self.proj(x).relu()
+        """,
+    )
+    write(pkg / "neuron", "__init__.py", "")
+    write(pkg / "neuron", "node.py", f"{imported}\n\nclass Node(base.Memory):\n    pass\n")
+    path = write(
+        pkg / "neuron",
+        "lif.py",
+        """
+        from . import node
+
+        class LIF(node.Node):
+            def __init__(self, d):
+                super().__init__(d)
+        """,
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    t = run_class(path, "LIF", {"d": 8}, {"x": (2, 8)}, False)
+    from torch.utils.flop_counter import FlopCounterMode
+
+    try:
+        net = importlib.import_module("relbasepkg.neuron.lif").LIF(8)
+    finally:
+        for name in [m for m in sys.modules if m.split(".")[0] == "relbasepkg"]:
+            del sys.modules[name]
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        net(torch.randn(2, 8))
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == fc.get_total_flops() == 2 * 2 * 8 * 16
+    assert t["params_value"] == sum(p.numel() for p in net.parameters())
 
 
 _NEW = {

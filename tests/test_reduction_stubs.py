@@ -1,5 +1,5 @@
 """The stubs of ops torch's flop counter gives no forward FLOPs (cdist, var_mean,
-cosine_similarity, copy_ into a view, index_put, the sdpa_kernel context manager):
+cosine_similarity, pairwise_distance, copy_ into a view, index_put, the sdpa_kernel context manager):
 the figures, backward and saved tensors of modules around them against
 FlopCounterMode and saved_tensors_hooks, as the modules differential judges them."""
 
@@ -64,6 +64,8 @@ def _static(name: str) -> dict:
         # a linear layer's reshape of a strided view, a copy by its strides (ops/strides.py)
         "CopyInto",
         "SetItem",
+        "Pairwise",  # F.pairwise_distance: norm(x1 - x2 + eps, p, -1, keepdim)
+        "PairwiseRow",
     ],
 )
 def test_forward_backward_and_saved_equal_torch(name):

@@ -104,6 +104,15 @@ SPECIAL["torch.nn.functional.cosine_similarity"] = [
     ((X(2, 3, 4), X(2, 1, 4)), {"dim": -1}),
     ((X(2, 3, 4), X(3, 4)), {}),
 ]
+# the last axis of the broadcast shape reduced: from either operand, kept, two 0-d
+# operands
+for _n in ("torch.nn.functional.pairwise_distance", "torch.pairwise_distance"):
+    SPECIAL[_n] = [
+        ((X(2, 3, 4), X(3, 4)), {}),
+        ((X(2, 3, 1), X(5)), {"p": 1.0, "keepdim": True}),
+        ((X(4), X(1, 4)), {}),
+        ((X(), X()), {}),
+    ]
 # operands that broadcast, dim of the broadcast shape, a rank-1 operand
 SPECIAL["torch.linalg.vecdot"] = [
     ((X(2, 3, 4), X(2, 1, 4)), {}),
@@ -711,6 +720,12 @@ def test_broadcast_shapes_refuses_what_torch_refuses(shapes):
         assert o.error is not None and o.result.value is UNKNOWN
         return
     check_verdict(o)
+
+
+@pytest.mark.parametrize("a,b", [((2, 3), (4,)), ((2, 3, 4), (2, 4)), ((3,), (2, 1, 4))])
+def test_pairwise_distance_refuses_what_torch_refuses(a, b):
+    """Operands that cannot broadcast: torch raises, and so the stub reports it."""
+    check_verdict(run_both("torch.nn.functional.pairwise_distance", [X(*a), X(*b)]))
 
 
 @pytest.mark.parametrize("a,b,kwargs", [((2, 3), (2, 4), {}), ((4, 1, 3), (5, 3), {"dim": 3})])

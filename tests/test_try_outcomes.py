@@ -427,6 +427,77 @@ CASES["hasattr_through_a_getattribute_hook"] = _case(
     {"d": "4"},
 )
 
+# nn.Module.__setattr__ of a module once `super().__init__()` ran, or of a plain value
+# under a name that holds no Parameter, buffer or module, returns
+# (analysis/module_setattr.py): a registry's layer built in a `try` is the one kept
+# (pytorch-tabular's `GATED_UNITS[name](...)` with a fallback)
+_STORES = """
+class Gated(nn.Module):
+    def __init__(self, d, act=nn.ReLU()):
+        super().__init__()
+        self.inner = nn.Linear(d, 2 * d)
+        self.act = act
+        self.gated = True
+        self.scale = 0.5
+
+    def forward(self, x):
+        return self.act(self.inner(x))
+
+
+UNITS = {"gated": Gated}
+
+
+class M(nn.Module):
+    def __init__(self, d, kind="gated"):
+%s
+        try:
+            self.ff = UNITS[kind](d)
+            self.depth = 2
+            self.name = kind
+            self.note = None
+        except (AttributeError, KeyError, TypeError):
+            self.ff = nn.Sequential(nn.Linear(d, 8 * d), nn.Linear(8 * d, 2 * d))
+
+    def forward(self, x):
+        return self.ff(x)
+"""
+CASES["a_module_stored_after_init_returns"] = _case(
+    _STORES % "        super().__init__()", {"d": "4"}
+)
+# the same store before `super().__init__()`: torch raises AttributeError, the
+# handler builds the module (after init, in the handler): a bound here
+CASES["a_module_stored_before_init_may_raise"] = _case(
+    (_STORES % "        pass").replace(
+        "        except (AttributeError, KeyError, TypeError):\n",
+        "        except (AttributeError, KeyError, TypeError):\n            super().__init__()\n",
+    ),
+    {"d": "4"},
+    expect="bound",
+)
+# a number over a child module, a module over a Parameter: torch raises TypeError
+CASES["a_number_over_a_module_may_raise"] = _case(
+    _STORES.replace("self.note = None", "self.ff = 3") % "        super().__init__()",
+    {"d": "4"},
+    expect="bound",
+)
+CASES["a_module_over_a_parameter_may_raise"] = _case(
+    (
+        _STORES % "        super().__init__()\n        self.ff = nn.Parameter(torch.zeros(2))"
+    ).replace("TypeError):\n", "TypeError):\n            del self.ff\n"),
+    {"d": "4"},
+    expect="bound",
+)
+# a class of its own `__setattr__` decides what the store does: not vouched for
+CASES["a_store_through_an_own_setattr_may_raise"] = _case(
+    _STORES.replace(
+        "class M(nn.Module):\n",
+        "class M(nn.Module):\n    def __setattr__(self, k, v):\n        super().__setattr__(k, v)\n\n",
+    )
+    % "        super().__init__()",
+    {"d": "4"},
+    expect="any",
+)
+
 for _name, _op in REFUSED.items():
     CASES[f"python_refuses_{_name}"] = _case(
         REFUSED_DEFS + FAILING_OP.format(op=_op), {"d": "4"}, expect="bound"

@@ -32,6 +32,7 @@ from shapelint.analysis import (
     learning,
     may_raise,
     module_flags,
+    module_setattr,
     module_state,
     modules,
     one_shot,
@@ -229,6 +230,9 @@ class AssignmentMixin:
                     self._assign(e.value if isinstance(e, ast.Starred) else e, UNKNOWN, frame, None)
         elif isinstance(target, ast.Attribute):
             self.outer_writes += 1
+            if self.specialize and may_raise.deferred(target):
+                holder = frame.env.get(target.value.id)  # type: ignore[attr-defined]
+                may_raise.stored(target, module_setattr.returns(self, holder, target.attr, value))
             if target.attr == "data":  # `t.data = u` gives t u's elements
                 held = (
                     frame.env.get(target.value.id) if isinstance(target.value, ast.Name) else None

@@ -94,6 +94,12 @@ def _project_base(owner: Analyzer, cd: ClassDef, b: ast.expr) -> ClassDef | None
         return None  # bases in other files: followed by target runs only
     elif isinstance(b, ast.Name) and b.id in owner.project_links:
         base = project.resolve(owner, b.id)
+    elif (
+        isinstance(b, ast.Attribute)
+        and isinstance(b.value, ast.Name)
+        and b.value.id in owner.project_links
+    ):  # `from .. import base` then `class Node(base.MemoryModule)`: no import map names it
+        base = project.resolve_attribute(owner, b)
     elif isinstance(b, (ast.Name, ast.Attribute)) and owner.project is not None:
         qual = owner.imports.resolve(b)
         base = project.resolve_qualified(owner, qual) if qual else None

@@ -394,6 +394,8 @@ class ModuleAnalyzer(
                     handler(self, stmt, frame, module_level)
             finally:
                 either_uses.ran()
+                if self.specialize:
+                    may_raise.settle(stmt)
         if type(stmt) in _SIMPLE and not frame.done:
             statement_exec.raised_here(self, stmt, frame)
 

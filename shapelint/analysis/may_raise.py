@@ -22,7 +22,9 @@ positive, so that whatever the analysis does not model counts as may-raise:
 - a statement only where it is one of: an expression, `return`, `pass`,
   `global`/`nonlocal`, `break`/`continue`, `if` (its test and the branch run are
   counted), `try` (its parts as they run), an assignment to names (an unpacking
-  only of a value of the targets' length: assignment._assign), `assert` decided
+  only of a value of the targets' length: assignment._assign), a store
+  `self.name = v` into the module being built that module_setattr.py shows
+  returns (a module after `super().__init__()`, a plain value), `assert` decided
   true, an undecorated `def`, and `import m` of a module found as source (the
   project's or an installed package's), of the standard library, or of torch,
   which every forward imports. Anything else (a loop, `with`, `del`, a store
@@ -46,6 +48,9 @@ from shapelint.analysis import installed
 from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, StrV, TensorV, TupleV, Value
 
 _COUNT = [0]
+# The targets (by id) of `obj.name = v` statements under way whose step the store
+# itself counts, once it knows what it stores into (module_setattr.py).
+_DEFERRED: set[int] = set()
 OP = "<may raise>"  # beside a memoised run's key
 
 _DIVIDING = (ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
@@ -184,6 +189,9 @@ def statement(an, stmt: ast.stmt) -> None:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         if all(_names(t) for t in targets):
             return
+        if isinstance(stmt, ast.Assign) and len(targets) == 1 and _attribute(targets[0]):
+            _DEFERRED.add(id(targets[0]))  # the store decides: stored()
+            return
     elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
         if not stmt.decorator_list:
             return
@@ -191,6 +199,32 @@ def statement(an, stmt: ast.stmt) -> None:
         if all(importable(an, a.name) for a in stmt.names):
             return
     mark()
+
+
+def deferred(target: ast.expr) -> bool:
+    """Whether the step of the statement storing into target is the store's to count."""
+    return id(target) in _DEFERRED
+
+
+def stored(target: ast.expr, returned: bool) -> None:
+    """The store into target ran: its statement counts unless it surely returned
+    (module_setattr.returns)."""
+    if id(target) in _DEFERRED:
+        _DEFERRED.discard(id(target))
+        if not returned:
+            mark()
+
+
+def settle(stmt: ast.stmt) -> None:
+    """stmt ran: a store it deferred that never came (its value raised, the path
+    left) counts as one that may raise."""
+    if isinstance(stmt, ast.Assign) and id(stmt.targets[0]) in _DEFERRED:
+        _DEFERRED.discard(id(stmt.targets[0]))
+        mark()
+
+
+def _attribute(target: ast.expr) -> bool:
+    return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
 
 
 def refuses(spec: ast.arguments, n_args: int, names, skip: int = 0) -> bool:

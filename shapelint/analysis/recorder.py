@@ -20,6 +20,9 @@ class SelfRecorder(Value):
         # The conditional expressions (by id) whose test plain mode could not decide:
         # an attribute stored from one is stored on a path too.
         self.undecided_exprs: set[int] = set()
+        # Whether `super().__init__()` surely reached torch's (nn.Module.__init__ ran:
+        # a module stored before it raises AttributeError, module_setattr.py).
+        self.module_init = False
 
     def note_paths(self, before: dict[str, Value], *paths: dict[str, Value]) -> None:
         """Each attribute a path of an undecided test stored (`paths`: what each left)."""

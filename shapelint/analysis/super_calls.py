@@ -89,6 +89,10 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
     me = frame.env.get("self")
     fd = super_method(an, frame, meth, _instance_class(an, me))
     if fd is None and meth == "__init__" and isinstance(me, SelfRecorder) and frame.func:
+        mine = _instance_class(an, me)
+        if mine is not None and frame.func.cls is not None:
+            reached = init_after(an, mine, frame.func.cls)
+            me.module_init |= reached is not None and reached.startswith("torch.nn.")
         base = torch_base(an, frame.func.cls) if frame.func.cls is not None else None
         if base is None and frame.func.cls is not None:
             if torch_ancestor(an, frame.func.cls) in REGISTERING_DICTS:

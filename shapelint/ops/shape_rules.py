@@ -973,6 +973,21 @@ def cosine(ctx: RuleContext, x1: Value, x2: Value, dim: Value) -> RuleOut | NotA
     return out
 
 
+@rule
+def pairwise(ctx: RuleContext, x1: Value, x2: Value, keepdim: Value) -> RuleOut | NotApplicable:
+    """F.pairwise_distance: `norm(x1 - x2 + eps, p, -1, keepdim)`, as ATen runs it: the
+    operands broadcast, then the last axis of that shape is reduced (a 0-d one stays
+    0-d: dim -1 of a scalar is the scalar)."""
+    both = broadcast(ctx, x1, x2)
+    if isinstance(both, NotApplicable) or both.issues or not isinstance(both.value, TensorV):
+        return both
+    if both.value.shape == ():
+        return RuleOut(_tensor((), x1))
+    out = reduce(ctx, _tensor(both.value.shape, x1), IntV(Expr.const(-1)), keepdim)
+    out.issues = [*both.issues, *out.issues]
+    return out
+
+
 def _cannot_broadcast(ctx: RuleContext, a: Shape, b: Shape, x: Dim, y: Dim, arg: int) -> OpIssue:
     """Shapes a and b cannot broadcast, x against y: the issue, resting on the
     names of x and y (dropped where learning gave one)."""

@@ -36,6 +36,7 @@ _CLAUSE_KEYS = (
     "tuples",
     "frozen",
     "kept",
+    "fallback",
 )
 _FLAGS = ("module", "property")
 _FORMULA_NODES = (
@@ -175,6 +176,10 @@ class StubEntry:
     # The tensor arguments it registers as buffers as given (the loss layers'
     # `weight`, `pos_weight`: register_buffer(name, t), None registering nothing).
     kept: tuple[str, ...] = ()
+    # Arguments a module keeps as another argument's value where given None (torch's
+    # pooling layers: `self.stride = stride if stride is not None else kernel_size`),
+    # before tuples= makes them n-tuples: (name, the argument it takes), ...
+    fallback: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param | None:
@@ -462,7 +467,21 @@ def _parse_clause(key: str, value: str, params: tuple[Param, ...], known_rules) 
         if not names or bad:
             raise _Bad(f"kept= names {bad[0] if bad else value!r}, which is no parameter")
         return names
+    if key == "fallback":
+        return _parse_fallback(value, params)
     raise AssertionError(key)
+
+
+def _parse_fallback(value: str, params: tuple[Param, ...]) -> tuple[tuple[str, str], ...]:
+    """`fallback="stride: kernel_size, ..."`: stride given None is kept as kernel_size."""
+    known = {p.name for p in params}
+    pairs = []
+    for part in value.split(","):
+        name, colon, src = (t.strip() for t in part.partition(":"))
+        if not colon or name not in known or src not in known:
+            raise _Bad(f"fallback= reads name: parameter, ... of parameters: {value!r}")
+        pairs.append((name, src))
+    return tuple(pairs)
 
 
 def _parse_tuples(value: str, params: tuple[Param, ...]) -> tuple[int, tuple[str, ...]]:

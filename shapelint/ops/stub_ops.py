@@ -925,6 +925,9 @@ class _Interpreter:
             if not isinstance(v, NoneV):  # a tensor, or what torch takes for one
                 # register_buffer of the very tensor: one given twice is one buffer
                 attrs[name] = as_buffer(v) if isinstance(v, TensorV) else BufferV(None)
+        for name, src in self.entry.fallback:
+            if isinstance(attrs.get(name), NoneV):  # torch's `x if x is not None else y`
+                attrs[name] = attrs.get(src, UNKNOWN)
         n, names = self.entry.tuples
         for name in names:
             v = attrs.get(name)

@@ -201,3 +201,30 @@ class Spectrogram(nn.Module):
         window = torch.hann_window(self.n_fft)
         s = torch.stft(x.flatten(1), self.n_fft, window=window, return_complex=True)
         return torch.matmul(s.abs().transpose(-1, -2), self.fb)
+
+
+class Pairwise(nn.Module):
+    """F.pairwise_distance of a projection against a broadcast row: the norm keeps
+    the broadcast difference and its result."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+
+    def forward(self, x):
+        y = self.a(x)
+        return (
+            F.pairwise_distance(y, y[0], p=1, keepdim=True)
+            + torch.pairwise_distance(x, y)[..., None]
+        )
+
+
+class PairwiseRow(nn.Module):
+    """The broadcast last axis from the second operand (the first's is 1)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+
+    def forward(self, x):
+        return F.pairwise_distance(self.a(x)[..., :1], x)
