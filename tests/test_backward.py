@@ -39,6 +39,8 @@ CASES = [
     ("SdpaRearranged", (2, 4, 8)),
     ("SdpaStridedKey", (2, 4, 8)),
     ("SdpaRepeatedQueries", (2, 4, 8)),
+    ("SdpaGrouped", (2, 4, 8)),
+    ("SdpaGroupedValueHeads", (2, 4, 8)),
     ("Warp", (2, 4, 8, 8)),
     ("Solve", (2, 4, 8)),
     ("Special", (2, 4, 8)),
@@ -123,6 +125,7 @@ def test_backward_equals_flop_counter(name, shape):
         "SdpaStridedKey",
         "SdpaWideValue",
         "SdpaRepeatedQueries",
+        "SdpaGrouped",
     ],
 )
 def test_attention_backward_for_all_sizes_is_torchs_at_each(name):

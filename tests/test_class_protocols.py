@@ -70,7 +70,89 @@ class M(nn.Module):
         return self.lin(x)
 """
 
+# a dict subclass filled under a key the analysis does not know, then under a known one
+UNKNOWN_KEY = """
+import random
+
+class Registry(dict):
+    pass
+
+REG = Registry()
+
+class M(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        %s
+
+    def forward(self, x):
+        for _ in range(%s):
+            x = self.lin(x)
+        return x
+"""
+
+# transformers' ForCausalLM: a model whose class text is not known (a metaclass) registers
+# itself, then builds an inner model that registers itself and reads its entry back
+OUTER_NOT_KNOWN = """
+class Registry(dict):
+    def __setitem__(self, model, v):
+        super().__setitem__(str(model.__class__), v)
+
+    def get(self, model):
+        return super().get(str(model.__class__)) or {}
+
+REG = Registry()
+
+class Inner(nn.Module):
+    flags = {"a": 1}
+
+    def __init__(self, d):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        REG[self] = self.flags
+
+    def forward(self, x):
+        if REG.get(self):
+            x = self.lin(x)
+        return self.lin(x)
+
+class Meta(type):
+    pass
+
+class M(nn.Module, metaclass=Meta):
+    def __init__(self, d):
+        super().__init__()
+        REG[self] = %s
+        self.inner = Inner(d)
+
+    def forward(self, x):
+        return self.inner(x)
+"""
+
+_RANDOM_KEY = "REG[str(random.random())] = 0"
+
 CASES = {
+    # a key stored after one not known is read back as stored
+    "known_key_after_an_unknown_one": (
+        UNKNOWN_KEY % (f'{_RANDOM_KEY}\n        REG["m"] = 2', 'REG.get("m")'),
+        "exact",
+    ),
+    "known_key_after_an_unknown_one_by_item": (
+        UNKNOWN_KEY % (f'{_RANDOM_KEY}\n        REG["m"] = 2', 'REG["m"]'),
+        "exact",
+    ),
+    # stored before it: the unknown key may have replaced its value
+    "known_key_before_an_unknown_one": (
+        UNKNOWN_KEY % (f'REG["m"] = 2\n        {_RANDOM_KEY}', 'REG.get("m")'),
+        "honest",
+    ),
+    # a key never stored may be the unknown one, and so may any count of entries
+    "absent_key_beside_an_unknown_one": (
+        UNKNOWN_KEY % (f'REG["m"] = 2\n        {_RANDOM_KEY}', 'REG.get("z", 1) + len(REG)'),
+        "honest",
+    ),
+    "outer_class_text_not_known": (OUTER_NOT_KNOWN % "{}", "exact"),
+    "outer_class_text_not_known_entry_kept": (OUTER_NOT_KNOWN % '{"b": 2}', "exact"),
     # the alias change did not run: the registry the constructor filled stays known
     "alias_change_not_run": (ALIASED % "", "exact"),
     # it ran: never the registry as the function's own frame saw it

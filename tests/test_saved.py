@@ -177,6 +177,8 @@ EXACT = [
     ("SdpaPaddingMask", SEQ, True),
     ("SdpaGated", SEQ, True),
     ("SdpaPartsHeads", SEQ, True),
+    # grouped-query heads (enable_gqa): the fused kernel too (main: no figure)
+    ("SdpaGrouped", SEQ, True),
     ("LayerHeads", SEQ, True),
     # an einsum's result laid out as torch's einsum leaves it
     ("EinsumOutOrder", SEQ, True),

@@ -68,6 +68,14 @@ def holds_entries(me: Value) -> bool:
     return isinstance(me, ObjectV) and any(k == ITEMS for k, _ in me.attrs)
 
 
+# The entries of an instance of a dict subclass after a store under a key not known:
+# the keys listed are there (a store removes none), each with its value where a
+# store of a known key since gave it, unknown where the unknown key may have
+# replaced it; any other key may be there too. Only this module reads it; to every
+# other reader it is no dict (a kind none of them knows), so not known.
+OPEN_KIND = "<dict:open>"
+
+
 def entries_assigned(me: Value, key: Value, value: Value) -> Value | None:
     """`me[key] = value` where me is an instance of a dict subclass whose class
     defines no `__setitem__` of its own: dict's store into its entries. The
@@ -79,8 +87,18 @@ def entries_assigned(me: Value, key: Value, value: Value) -> Value | None:
         items = me.attr(ITEMS)
     else:
         return None
-    known = isinstance(items, ObjectV) and items.kind == DICT_KIND
-    new = item_assigned(items, key, value) if known else None
+    if not (isinstance(items, ObjectV) and items.kind in (DICT_KIND, OPEN_KIND)):
+        return _with_entries(me, UNKNOWN)
+    held = dict_keys.key_of(key)
+    if not dict_keys.known(held):
+        # `REG[str(obj.__class__)] = v` of a class not known: one more entry, whose key
+        # may be any listed one's; a known key stored after it is read back exactly
+        return _with_entries(me, ObjectV(OPEN_KIND, tuple((k, UNKNOWN) for k, _ in items.attrs)))
+    if items.kind == OPEN_KIND:
+        return _with_entries(
+            me, ObjectV(OPEN_KIND, tuple({**dict(items.attrs), held: value}.items()))
+        )
+    new = item_assigned(items, key, value)
     return _with_entries(me, new if new is not None else UNKNOWN)
 
 
@@ -115,9 +133,10 @@ def dict_method(me: ObjectV | SelfRecorder, meth: str, args: list | None, frame)
         return None
     items = me.attrs.get(ITEMS, UNKNOWN) if building else me.attr(ITEMS)
     known = isinstance(items, ObjectV) and items.kind == DICT_KIND
+    listed = known or (isinstance(items, ObjectV) and items.kind == OPEN_KIND)
     key = dict_keys.key_of(args[0]) if args else dict_keys.key_of(UNKNOWN)
     named = dict_keys.known(key)
-    found = dict_keys.entry(items, key) if known and named else None
+    found = dict_keys.entry(items, key) if listed and named else None
     if meth == "__getitem__" and len(args) == 1:
         if building:
             return UNKNOWN if found is None else found
@@ -128,7 +147,7 @@ def dict_method(me: ObjectV | SelfRecorder, meth: str, args: list | None, frame)
             frame.env["self"] = changed
         return NoneV()
     if meth in ("get", "__contains__") and 1 <= len(args) <= (2 if meth == "get" else 1):
-        if not known or not named:
+        if not named or not (known or found is not None):
             return UNKNOWN if meth == "get" else BoolV(None)
         held = found is not None
         if meth == "__contains__":

@@ -5,7 +5,8 @@ differentiates op by op and the flop counter counts product by product.
 
 sdp_utils_cpp.cpp's `use_flash_attention_cpp` takes the fused kernel only where
 there is no dropout, query, key and value are 4-D with one batch and one head
-count (no broadcast), one head size for all three, each operand's last axis of
+count (no broadcast; with enable_gqa, key and value may share a head count that
+divides the query's), one head size for all three, each operand's last axis of
 stride 1, and a mask, if any, does not require grad, is 2-D or 4-D, and its last
 two axes are the query's and key's lengths or 1 (a 4-D mask's first two: the
 batch and heads, or 1). A 3-D mask, a wider value, a transposed operand or a
@@ -52,13 +53,28 @@ def cpu_flash(q: Value, k: Value, v: Value, mask: Value, drop: Value, gqa: Value
     checks = [_no_dropout(drop), _mask_fits(mask, (b, h, lq, s))]
     checks += [_same(b, bk), _same(b, bv), _same(hk, hv), _same(e, ek), _same(e, ev)]
     heads = _same(h, hk)
-    if heads is False and _truthy(gqa) is not False:
-        return None  # grouped heads: a case of its own, not modelled
+    if heads is False:
+        heads = _grouped(h, hk, gqa)
     checks += [heads, _same(s, sv), *(_last_stride_one(t) for t in ops)]  # type: ignore[arg-type]
     checks += [not _zero(lq), not _zero(s)]
     if False in checks:
         return False
     return None if None in checks else True
+
+
+def _grouped(h, hk, gqa: Value) -> bool | None:
+    """Query heads other than the key's: the fused kernel takes them where
+    enable_gqa is set and the key's head count divides the query's (torch 2.5 on;
+    checked against torch 2.13 on CPU, one head count and a 2-D or 4-D mask alike);
+    without enable_gqa the math path, which refuses them."""
+    grouped = _truthy(gqa)
+    if grouped is not True:
+        return grouped
+    if not (isinstance(h, Expr) and isinstance(hk, Expr)):
+        return None
+    if h.value is None or hk.value is None or not hk.value:
+        return None
+    return h.value % hk.value == 0
 
 
 def _mask_fits(mask: Value, scores: tuple) -> bool | None:

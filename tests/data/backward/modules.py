@@ -318,6 +318,38 @@ class SdpaRepeatedQueries(nn.Module):
         return self.out(self.merge(F.scaled_dot_product_attention(q, k, v)))
 
 
+class SdpaGrouped(nn.Module):
+    """Grouped-query attention: four query heads over two key and value heads,
+    enable_gqa set. CPU's fused kernel takes it (torch 2.5 on), counted by the CUDA
+    formulas over the query's heads."""
+
+    def __init__(self, d=8, heads=4, kv_heads=2):
+        super().__init__()
+        self.heads, self.kv_heads, self.head = heads, kv_heads, d // heads
+        self.q = nn.Linear(d, d)
+        self.kv = nn.Linear(d, 2 * kv_heads * self.head)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q = self.q(x).view(B, T, self.heads, self.head).transpose(1, 2)
+        k, v = self.kv(x).view(B, T, 2 * self.kv_heads, self.head).transpose(1, 2).chunk(2, dim=1)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+
+
+class SdpaGroupedValueHeads(SdpaGrouped):
+    """Grouped heads with a value of other head count than the key's: the math
+    path, which broadcasts the value's single head."""
+
+    def __init__(self):
+        super().__init__(kv_heads=1)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q = self.q(x).view(B, T, self.heads, self.head).transpose(1, 2)
+        k, v = self.kv(x).view(B, T, 2, self.head).transpose(1, 2).chunk(2, dim=1)
+        return F.scaled_dot_product_attention(q, k.expand(B, 2, T, self.head), v, enable_gqa=True)
+
+
 class SdpaStridedKey(SdpaHeads):
     """A key whose last axis steps the head count (its projection viewed with the
     heads innermost): the math path, whatever the sizes."""

@@ -87,6 +87,24 @@ class Sdpa(Attention):
         return self.out(y)
 
 
+class SdpaGrouped(nn.Module):
+    """Grouped-query attention (four query heads, two key and value heads, enable_gqa):
+    CPU's fused kernel, which keeps the two-head key and value as they are."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+        self.kv = nn.Linear(d, d)
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q = self.q(x).view(B, T, 4, 2).transpose(1, 2)
+        k, v = self.kv(x).view(B, T, 4, 2).transpose(1, 2).chunk(2, dim=1)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
 class ConvBnRelu(nn.Module):
     def __init__(self, c=4):
         super().__init__()
