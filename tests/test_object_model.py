@@ -2948,6 +2948,37 @@ def test_a_class_read_off_its_module(tmp_path, monkeypatch):
     assert t["flops_value"] == fc.get_total_flops() == 2 * 2 * 8 * 32
 
 
+# fastcore's PrePostInitMeta, and a block of a class built under it
+_PRE_POST_INIT = """
+        class PrePostInitMeta(type):
+            def __call__(cls, *args, **kwargs):
+                res = cls.__new__(cls)
+                if type(res) == cls:
+                    if hasattr(res, "__pre_init__"):
+                        res.__pre_init__(*args, **kwargs)
+                    res.__init__(*args, **kwargs)
+                    if hasattr(res, "__post_init__"):
+                        res.__post_init__(*args, **kwargs)
+                return res
+"""
+_BLOCK = """
+        class Block(Module):
+            def __init__(self, d):
+                self.lin = nn.Linear(d, 2 * d)
+
+            def forward(self, x):
+                return %s
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.b = Block(8)
+
+            def forward(self, x):
+                return self.b(x)
+        """
+
+
 _NEW = {
     # `__new__` returns a layer: the call's value, its `__init__` never run
     # (params 72 where torch counts 144: the analysis held an instance of Maker)
@@ -3057,79 +3088,31 @@ _NEW = {
     # `__init__` with the call's arguments: an instance built as `type.__call__`
     # builds it, with no `super().__init__()` in the subclass
     "metaclass_call_runs_pre_init_then_init": (
-        """
-        class PrePostInitMeta(type):
-            def __call__(cls, *args, **kwargs):
-                res = cls.__new__(cls)
-                if type(res) == cls:
-                    if hasattr(res, "__pre_init__"):
-                        res.__pre_init__(*args, **kwargs)
-                    res.__init__(*args, **kwargs)
-                    if hasattr(res, "__post_init__"):
-                        res.__post_init__(*args, **kwargs)
-                return res
-
+        _PRE_POST_INIT
+        + """
         class Module(nn.Module, metaclass=PrePostInitMeta):
             def __pre_init__(self, *args, **kwargs):
                 super().__init__()
 
             def __init__(self):
                 pass
-
-        class Block(Module):
-            def __init__(self, d):
-                self.lin = nn.Linear(d, 2 * d)
-
-            def forward(self, x):
-                return self.lin(x)
-
-        class Net(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.b = Block(8)
-
-            def forward(self, x):
-                return self.b(x)
-        """,
+        """
+        + _BLOCK % "self.lin(x)",
         "exact",
     ),
     # the same metaclass with a `__post_init__` that registers a layer: a hook
     # with an effect, not run here, not known
     "metaclass_call_runs_a_post_init_hook": (
-        """
-        class PrePostInitMeta(type):
-            def __call__(cls, *args, **kwargs):
-                res = cls.__new__(cls)
-                if type(res) == cls:
-                    if hasattr(res, "__pre_init__"):
-                        res.__pre_init__(*args, **kwargs)
-                    res.__init__(*args, **kwargs)
-                    if hasattr(res, "__post_init__"):
-                        res.__post_init__(*args, **kwargs)
-                return res
-
+        _PRE_POST_INIT
+        + """
         class Module(nn.Module, metaclass=PrePostInitMeta):
             def __pre_init__(self, *args, **kwargs):
                 super().__init__()
 
             def __post_init__(self, *args, **kwargs):
                 self.extra = nn.Linear(16, 16)
-
-        class Block(Module):
-            def __init__(self, d):
-                self.lin = nn.Linear(d, 2 * d)
-
-            def forward(self, x):
-                return self.extra(self.lin(x))
-
-        class Net(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.b = Block(8)
-
-            def forward(self, x):
-                return self.b(x)
-        """,
+        """
+        + _BLOCK % "self.extra(self.lin(x))",
         "honest",
     ),
     # a metaclass's `__call__` returns a layer: not run, not known
