@@ -85,6 +85,10 @@ from ..imports import *
 from ..utils import *
 
 
+def evaluated(m):  # `.eval`: a name of the namespace doors bindings.py counts
+    return m.eval()
+
+
 class Net(nn.Module):
     def __init__(self, d):
         super().__init__()

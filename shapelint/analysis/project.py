@@ -183,10 +183,9 @@ class StarredNames:
 
     def resolver(self, tree: ast.Module) -> Callable[[str], str | None]:
         """quals.get, less the names the file binds by other statements (a def, an
-        assignment: the analysis reads those as the file's own)."""
+        assignment: the analysis reads those as the file's own), as the links a
+        check makes of a project module's star exports are read."""
         own = Bindings(tree)
-        if own.open:
-            return lambda name: None
         for name, sites in own.sites.items():
             if any(not isinstance(stmt, (ast.Import, ast.ImportFrom)) for _, stmt, _ in sites):
                 self.quals.pop(name, None)
