@@ -181,17 +181,28 @@ class StarredNames:
                 out.pop(name, None)
                 self.quals[name] = where if attr is None else f"{where}.{attr}"
 
-    def resolver(self, tree: ast.Module) -> Callable[[str], str | None]:
+    def resolver(self, tree: ast.Module) -> Callable[[str], str | None] | None:
         """quals.get, less the names the file binds by other statements (a def, an
         assignment: the analysis reads those as the file's own), as the links a
-        check makes of a project module's star exports are read."""
-        own = Bindings(tree)
-        for name, sites in own.sites.items():
-            if any(not isinstance(stmt, (ast.Import, ast.ImportFrom)) for _, stmt, _ in sites):
-                self.quals.pop(name, None)
-        for name in own.declared:
-            self.quals.pop(name, None)
-        return self.quals.get
+        check makes of a project module's star exports are read; None where no star
+        import binds a library's name. The file's bindings are read at the first
+        question only: every module a target run loads gets a resolver, and reading
+        a large file's bindings costs a walk of its whole tree."""
+        if not self.quals:
+            return None
+        unread = [tree]
+
+        def get(name: str) -> str | None:
+            if unread:
+                own = Bindings(unread.pop())
+                for bound, sites in own.sites.items():
+                    if any(not isinstance(s, (ast.Import, ast.ImportFrom)) for _, s, _ in sites):
+                        self.quals.pop(bound, None)
+                for bound in own.declared:
+                    self.quals.pop(bound, None)
+            return self.quals.get(name)
+
+        return get
 
 
 def star_names(
