@@ -104,12 +104,12 @@ def test_a_chain_of_star_imports_loads_only_the_module_a_name_is_read_from(tmp_p
     the modules the chain passes through are not (their top level would run), and
     the figures are torch's."""
     root = tmp_path / "proj"
-    _write(root, "pkg/__init__.py", "")
-    _write(root, "pkg/models/__init__.py", "")
-    _write(root, "pkg/models/net.py", NET)
+    _write(root, "starchain/__init__.py", "")
+    _write(root, "starchain/models/__init__.py", "")
+    _write(root, "starchain/models/net.py", NET)
     _write(
         root,
-        "pkg/imports.py",
+        "starchain/imports.py",
         """
         import torch
         import torch.nn as nn
@@ -119,12 +119,12 @@ def test_a_chain_of_star_imports_loads_only_the_module_a_name_is_read_from(tmp_p
     )
     _write(
         root,
-        "pkg/helpers.py",
+        "starchain/helpers.py",
         "__all__ = ['ifnone']\ndef ifnone(a, b):\n    return b if a is None else a\n",
     )
     _write(
         root,
-        "pkg/utils.py",
+        "starchain/utils.py",
         """
         from .imports import *
         __all__ = ["table"]
@@ -139,22 +139,22 @@ def test_a_chain_of_star_imports_loads_only_the_module_a_name_is_read_from(tmp_p
         return load(self, path, roots, modname)
 
     monkeypatch.setattr(project.Project, "_load", _load)
-    path = root / "pkg/models/net.py"
+    path = root / "starchain/models/net.py"
     result = analyze_target(
         str(path), path.read_text(), "Net", {"d": "8"}, {"x": "2,8"}, AnalysisOptions()
     )
     tj = target_json(result, {})
-    assert "pkg.helpers" in loaded
-    assert "pkg.imports" not in loaded and "pkg.utils" not in loaded, loaded
+    assert "starchain.helpers" in loaded
+    assert "starchain.imports" not in loaded and "starchain.utils" not in loaded, loaded
     sys.path.insert(0, str(root))
     try:
-        from pkg.models.net import Net
+        from starchain.models.net import Net
 
         with FlopCounterMode(display=False) as counter:
             Net(8)(torch.randn(2, 8))
     finally:
         sys.path.remove(str(root))
-        for name in [n for n in sys.modules if n.split(".")[0] == "pkg"]:
+        for name in [n for n in sys.modules if n.split(".")[0] == "starchain"]:
             del sys.modules[name]
     assert tj["complete"], tj["unknown"]
     assert tj["flops_value"] == counter.get_total_flops() == 2 * 2 * 8 * 16
