@@ -704,3 +704,60 @@ def test_attention_teaches_its_query_of_unknown_kind_the_embedding_width():
     )
     assert torch_raises(source, "Block(8, 6)", (2, 5, 8))
     _one_error_fixed_by_dim(source, "SHP307", "must equal dim in dim -1 of input [..., dim]")
+
+
+# The channel norm run on the caller's input, whose sizes a use named (`b, c, h, w =
+# x.shape`): c is the input's, dim the caller's constructor's, and the product has dim
+# channels (or c where dim is 1), as in the norm's own pass.
+NAMED_INPUT = CHANNEL_NORM.replace(
+    "        return self.conv(self.norm(x))",
+    "        b, c, h, w = x.shape\n        return self.conv(self.norm(x))",
+)
+assert NAMED_INPUT != CHANNEL_NORM
+
+
+def test_a_channel_norm_run_on_named_sizes_gives_its_width():
+    source = NAMED_INPUT.format(conv_in="dim * 2")
+    assert torch_raises(source, "Block(8, 6)", (2, 8, 5, 5))
+    ((line, code, message),) = _found(source, "error")
+    assert (line, code) == (25, "SHP309")
+    assert "expect 2·dim input channels, got dim" in message
+    fixed = NAMED_INPUT.format(conv_in="dim")
+    assert not torch_raises(fixed, "Block(8, 6)", (2, 8, 5, 5))
+    assert not _found(fixed, "error")
+
+
+def test_a_channel_norm_of_width_one_run_on_named_sizes_lets_any_width_through():
+    source = NAMED_INPUT.format(conv_in="hidden_dim")
+    assert not torch_raises(source, "Block(1, 6)", (2, 6, 5, 5))
+    assert not _found(source, "error")
+
+
+# A residual whose input's leading dims are a run no code named (`*_, h, w = x.shape`)
+# added to a block's output of 2·dim channels: the sum has 2·dim channels whatever the
+# run holds (the input's are 1 or 2·dim), so a layer of dim channels after it is wrong.
+RESIDUAL = HEAD + textwrap.dedent(
+    """
+    class Block(nn.Module):
+        def __init__(self, dim, hidden_dim):
+            super().__init__()
+            self.up = nn.Conv2d(1, {up}, 1)
+            self.out = nn.Conv2d(dim * 2, hidden_dim, 1)
+
+        def forward(self, x):
+            *_, h, w = x.shape
+            x = self.up(x.mean(dim=-3, keepdim=True)) + x
+            return self.out(x)
+    """
+)
+
+
+def test_a_residual_over_a_run_keeps_the_blocks_width():
+    source = RESIDUAL.format(up="dim * 3")
+    assert torch_raises(source, "Block(8, 6)", (2, 1, 5, 5))
+    ((line, code, message),) = _found(source, "error")
+    assert (line, code) == (15, "SHP309")
+    assert "3·dim" in message
+    fixed = RESIDUAL.format(up="dim * 2")
+    assert not torch_raises(fixed, "Block(8, 6)", (2, 1, 5, 5))
+    assert not _found(fixed, "error")

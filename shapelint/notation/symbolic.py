@@ -241,6 +241,7 @@ class _Facts:
         "apart",
         "lent_bound",
         "lent_sizes",
+        "lent_learned",
         "broadcast_kept",
     )
 
@@ -274,6 +275,9 @@ class _Facts:
         # constructor's sizes), which the arguments and the instance carry: see lend.
         self.lent_bound: frozenset[str] = outer.lent_bound if outer else frozenset()
         self.lent_sizes: frozenset[str] = outer.lent_sizes if outer else frozenset()
+        # The caller's sizes a use named on its input (declare_learned) that the
+        # arguments carry: what learned_name sees as the input's in the run.
+        self.lent_learned: frozenset[str] = outer.lent_learned if outer else frozenset()
         # The constructor's sizes a broadcast gave where the input's unknown size met
         # them (`x * g`, g of [1, dim, 1, 1]): see kept_by_broadcast.
         self.broadcast_kept: set[str] = set(outer.broadcast_kept) if outer else set()
@@ -905,30 +909,39 @@ def annotated_names() -> frozenset[str]:
     return frozenset(facts.declared) | facts.lent_bound
 
 
-def lendable(carried: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
+def lendable(
+    carried: Iterable[str],
+) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """What a run on one call's arguments may take of this scope's names (lend):
     those of `carried` (the names the arguments' sizes hold) that the parameters'
     annotations bind, and the constructor's sizes; each is one size for the whole
-    call, the run on the arguments included. Empty sets where there is no scope."""
+    call, the run on the arguments included. Third, those of `carried` a use named
+    on an input (learned_name). Empty sets where there is no scope."""
     facts = _FACTS.get()
     if facts is None or facts.orders_only:
-        return frozenset(), frozenset()
+        return frozenset(), frozenset(), frozenset()
     bound = (facts.bound | facts.lent_bound) - facts.independent
     sizes = (facts.independent - facts.learned) | facts.lent_sizes
-    return frozenset(bound & set(carried)), frozenset(sizes)
+    learned = (facts.learned | facts.lent_learned) - facts.independent - sizes
+    return frozenset(bound & set(carried)), frozenset(sizes), frozenset(learned & set(carried))
 
 
-def lend(bound: frozenset[str], sizes: frozenset[str]) -> None:
+def lend(
+    bound: frozenset[str], sizes: frozenset[str], learned: frozenset[str] = frozenset()
+) -> None:
     """A run on one call's arguments (argument_runs.value_at) in a scope of its own: the
     caller's annotated names and constructor's sizes (lendable) stay one size each
     in it, so that an op checking one against a formula over the others fixes it
     (`LayerNorm(dim)` on the caller's `d` makes d = dim, on its 48 makes dim = 48),
-    as the op would in the caller's own body. Only those facts: which sizes are
-    independent of each other (SHP320) stays the scope's own."""
+    as the op would in the caller's own body; the input's sizes the caller named
+    stay the input's and its constructor's sizes stay chosen (kept_by_broadcast: a
+    channel norm's `x * g` run on the caller's `[b, c, h, w]`). Only those facts:
+    which sizes are independent of each other (SHP320) stays the scope's own."""
     facts = _FACTS.get()
     if facts is not None and not facts.orders_only:
         facts.lent_bound = bound
         facts.lent_sizes = sizes
+        facts.lent_learned = learned
 
 
 def declare_independent(
@@ -994,7 +1007,7 @@ def chosen_size(e: Expr | None) -> bool:
     if facts is None or e is None or e.is_too_big():
         return False
     names = e.names()
-    return bool(names) and names <= facts.independent - facts.learned
+    return bool(names) and names <= (facts.independent - facts.learned) | facts.lent_sizes
 
 
 def kept_by_broadcast(e: Expr) -> bool:
@@ -1022,7 +1035,7 @@ def note_broadcast_kept(e: Expr) -> None:
     binding writes it: the caller's result holds it as the callee's did."""
     facts = _FACTS.get()
     if facts is not None and not facts.orders_only and not e.is_too_big():
-        facts.broadcast_kept.update(e.names() & facts.independent)
+        facts.broadcast_kept.update(e.names() & (facts.independent | facts.lent_sizes))
 
 
 def learned_name(e: Expr | None) -> bool:
@@ -1031,7 +1044,8 @@ def learned_name(e: Expr | None) -> bool:
     if facts is None or e is None:
         return False
     name = e.as_name()
-    return name is not None and name in facts.learned - facts.independent
+    learned = (facts.learned | facts.lent_learned) - facts.independent - facts.lent_sizes
+    return name is not None and name in learned
 
 
 def _learned_key(facts: _Facts, e: Expr) -> str | int | Expr | None:

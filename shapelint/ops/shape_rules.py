@@ -493,8 +493,13 @@ def broadcast_shapes(a: Shape, b: Shape) -> tuple[Shape | None, list[tuple[int, 
                 return tuple(rest_a) + tuple(reversed(out)), conflicts
             # Two runs of dims no code named: the axes both sides hold right of them
             # line up whatever they hide, and broadcast as sized; what the runs make
-            # is a run of its own.
-            return ((fresh_var(), *reversed(out)) if out else None), conflicts
+            # is a run of its own, ending in the sizes one side holds left of where the
+            # other's run starts that are the broadcast's whatever the run holds there
+            # (`[..., h, w] + [b, 2·d, h, w]` ends in 2·d, h, w).
+            past = _past_run(rest_b if isinstance(x, Var) else rest_a)
+            if not out and not past:
+                return None, conflicts
+            return (fresh_var(), *past, *reversed(out)), conflicts
         d, bad = broadcast_dim(x, y)
         if bad:
             conflicts.append((-i, x, y))
@@ -503,6 +508,17 @@ def broadcast_shapes(a: Shape, b: Shape) -> tuple[Shape | None, list[tuple[int, 
     longer = a if len(a) >= len(b) else b
     head = longer[: len(longer) - i + 1]
     return tuple(head) + tuple(reversed(out)), conflicts
+
+
+def _past_run(rest: Shape) -> tuple[Dim, ...]:
+    """The sizes a run of unknown length on the other side meets, right of the last
+    run in rest: each one _kept says a broadcast keeps whatever meets it, else
+    unknown; nothing where none is kept."""
+    tail = rest[len(rest) - known_tail(rest) :]
+    kept = tuple(d if isinstance(d, Expr) and _kept(d) else None for d in tail)
+    while kept and kept[0] is None:
+        kept = kept[1:]
+    return kept
 
 
 def groups_divide(ctx: RuleContext, out: RuleOut, what: str, n: Dim, groups: Dim, arg: int) -> bool:
