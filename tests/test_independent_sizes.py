@@ -348,11 +348,20 @@ def _one_error_fixed_by_dim(source: str, code: str, text: str, shape=(2, 5, 8)) 
     assert not _found(fixed, "error")
 
 
-def test_attention_on_a_query_of_unknown_rank_ends_in_its_embedding_width():
+@pytest.mark.parametrize(
+    "forward",
+    [
+        # MHA on a query of unknown rank ends in embed_dim, the out-projection's width
+        "x = x + self.attn(x, x, x, need_weights=False)[0]\nreturn self.fc(x)\n",
+        # torch asserts the query's last dim is embed_dim, so x ends in dim after the call
+        "a = self.attn(x, x, x, need_weights=False)[0]\nreturn self.fc(x) + a.sum()\n",
+    ],
+)
+def test_attention_on_a_query_of_unknown_rank_gives_its_embedding_width(forward):
     source = _module(
         "self.attn = nn.MultiheadAttention(dim, 2, batch_first=True)\n"
         "self.fc = nn.Linear(dim * 2, hidden_dim)\n",
-        "x = x + self.attn(x, x, x, need_weights=False)[0]\nreturn self.fc(x)\n",
+        forward,
     )
     assert torch_raises(source, "Block(8, 6)", (2, 5, 8))
     _one_error_fixed_by_dim(source, "SHP307", "must equal dim in dim -1 of input [..., dim]")
@@ -695,17 +704,6 @@ def test_a_parameter_with_a_number_for_default_is_still_picked_apart():
     assert code == "SHP321"
 
 
-def test_attention_teaches_its_query_of_unknown_kind_the_embedding_width():
-    # torch asserts the query's last dim is embed_dim, so x ends in dim after the call
-    source = _module(
-        "self.attn = nn.MultiheadAttention(dim, 2, batch_first=True)\n"
-        "self.fc = nn.Linear(dim * 2, hidden_dim)\n",
-        "a = self.attn(x, x, x, need_weights=False)[0]\nreturn self.fc(x) + a.sum()\n",
-    )
-    assert torch_raises(source, "Block(8, 6)", (2, 5, 8))
-    _one_error_fixed_by_dim(source, "SHP307", "must equal dim in dim -1 of input [..., dim]")
-
-
 # The channel norm run on the caller's input, whose sizes a use named (`b, c, h, w =
 # x.shape`): c is the input's, dim the caller's constructor's, and the product has dim
 # channels (or c where dim is 1), as in the norm's own pass.
@@ -716,15 +714,27 @@ NAMED_INPUT = CHANNEL_NORM.replace(
 assert NAMED_INPUT != CHANNEL_NORM
 
 
-def test_a_channel_norm_run_on_named_sizes_gives_its_width():
-    source = NAMED_INPUT.format(conv_in="dim * 2")
-    assert torch_raises(source, "Block(8, 6)", (2, 8, 5, 5))
+def _bug_and_fix(template: str, bug: dict, fix: dict, shape, at: tuple, text: str) -> None:
+    """The template filled with bug: torch raises on Block(8, 6) and the one error is
+    at (line, code), saying text; filled with fix: torch runs it and there is none."""
+    source = template.format(**bug)
+    assert torch_raises(source, "Block(8, 6)", shape)
     ((line, code, message),) = _found(source, "error")
-    assert (line, code) == (25, "SHP309")
-    assert "expect 2·dim input channels, got dim" in message
-    fixed = NAMED_INPUT.format(conv_in="dim")
-    assert not torch_raises(fixed, "Block(8, 6)", (2, 8, 5, 5))
+    assert (line, code) == at and text in message
+    fixed = template.format(**fix)
+    assert not torch_raises(fixed, "Block(8, 6)", shape)
     assert not _found(fixed, "error")
+
+
+def test_a_channel_norm_run_on_named_sizes_gives_its_width():
+    _bug_and_fix(
+        NAMED_INPUT,
+        {"conv_in": "dim * 2"},
+        {"conv_in": "dim"},
+        (2, 8, 5, 5),
+        (25, "SHP309"),
+        "expect 2·dim input channels, got dim",
+    )
 
 
 def test_a_channel_norm_of_width_one_run_on_named_sizes_lets_any_width_through():
@@ -734,8 +744,8 @@ def test_a_channel_norm_of_width_one_run_on_named_sizes_lets_any_width_through()
 
 
 # A residual whose input's leading dims are a run no code named (`*_, h, w = x.shape`)
-# added to a block's output of 2·dim channels: the sum has 2·dim channels whatever the
-# run holds (the input's are 1 or 2·dim), so a layer of dim channels after it is wrong.
+# added to a block's output of 3·dim channels: the sum has 3·dim channels whatever the
+# run holds (the input's are 1 or 3·dim), which a layer taking 2·dim refuses.
 RESIDUAL = HEAD + textwrap.dedent(
     """
     class Block(nn.Module):
@@ -753,11 +763,6 @@ RESIDUAL = HEAD + textwrap.dedent(
 
 
 def test_a_residual_over_a_run_keeps_the_blocks_width():
-    source = RESIDUAL.format(up="dim * 3")
-    assert torch_raises(source, "Block(8, 6)", (2, 1, 5, 5))
-    ((line, code, message),) = _found(source, "error")
-    assert (line, code) == (15, "SHP309")
-    assert "3·dim" in message
-    fixed = RESIDUAL.format(up="dim * 2")
-    assert not torch_raises(fixed, "Block(8, 6)", (2, 1, 5, 5))
-    assert not _found(fixed, "error")
+    _bug_and_fix(
+        RESIDUAL, {"up": "dim * 3"}, {"up": "dim * 2"}, (2, 1, 5, 5), (15, "SHP309"), "got 3·dim"
+    )
