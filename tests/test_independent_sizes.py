@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from tests.helpers import analyze, diagnose, torch_raises
 
 HEAD = "import torch\nfrom torch import nn\n\n\n"
@@ -285,6 +287,97 @@ def test_a_size_that_may_be_one_broadcasts_with_a_tensor_of_unknown_rank():
     )
     assert not torch_raises(source, "Block(1, 6)", (2, 6, 5, 5))
     assert not _found(source, "error")
+
+
+# A channel-first norm of the constructor's width (`g` of [1, dim, 1, 1]) on an input
+# of unknown channels: the product has dim channels, or the input's where dim is 1.
+CHANNEL_NORM = HEAD + textwrap.dedent(
+    """
+    class ChanNorm(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.g = nn.Parameter(torch.ones(1, dim, 1, 1))
+
+        def forward(self, x):
+            var = torch.var(x, dim=1, unbiased=False, keepdim=True)
+            mean = torch.mean(x, dim=1, keepdim=True)
+            return (x - mean) / (var + 1e-5).sqrt() * self.g
+
+
+    class Block(nn.Module):
+        def __init__(self, dim, hidden_dim):
+            super().__init__()
+            self.norm = ChanNorm(dim)
+            self.conv = nn.Conv2d({conv_in}, hidden_dim, 1)
+
+        def forward(self, x):
+            return self.conv(self.norm(x))
+    """
+)
+
+
+def test_a_conv_after_a_channel_norm_of_another_width_is_an_error():
+    source = CHANNEL_NORM.format(conv_in="dim * 2")
+    assert torch_raises(source, "Block(8, 6)", (2, 8, 5, 5))
+    ((line, code, message),) = _found(source, "error")
+    assert (line, code) == (24, "SHP309")
+    assert "expect 2·dim input channels, got dim" in message
+
+
+def test_a_conv_after_a_channel_norm_of_its_width_is_no_error():
+    source = CHANNEL_NORM.format(conv_in="dim")
+    assert not torch_raises(source, "Block(8, 6)", (2, 8, 5, 5))
+    assert not _found(source, "error") and not _found(source, "warning")
+
+
+def test_a_channel_norm_of_width_one_lets_any_width_through_its_caller_too():
+    # ChanNorm(1) broadcasts to the input's 6 channels, which hidden_dim takes: the
+    # size the norm's call gives may be the input's, so no constraint is stated
+    source = CHANNEL_NORM.format(conv_in="hidden_dim")
+    assert not torch_raises(source, "Block(1, 6)", (2, 6, 5, 5))
+    assert not _found(source, "error")
+
+
+def _one_error_fixed_by_dim(source: str, code: str, text: str, shape=(2, 5, 8)) -> None:
+    """One error of that code and text; the source with `dim * 2` made `dim` runs in
+    torch (Block(8, 6) on that shape) and has none."""
+    ((_, found, message),) = _found(source, "error")
+    assert found == code and text in message
+    fixed = source.replace("dim * 2", "dim")
+    assert not torch_raises(fixed, "Block(8, 6)", shape)
+    assert not _found(fixed, "error")
+
+
+@pytest.mark.parametrize(
+    "forward",
+    [
+        # MHA on a query of unknown rank ends in embed_dim, the out-projection's width
+        "x = x + self.attn(x, x, x, need_weights=False)[0]\nreturn self.fc(x)\n",
+        # torch asserts the query's last dim is embed_dim, so x ends in dim after the call
+        "a = self.attn(x, x, x, need_weights=False)[0]\nreturn self.fc(x) + a.sum()\n",
+    ],
+)
+def test_attention_on_a_query_of_unknown_rank_gives_its_embedding_width(forward):
+    source = _module(
+        "self.attn = nn.MultiheadAttention(dim, 2, batch_first=True)\n"
+        "self.fc = nn.Linear(dim * 2, hidden_dim)\n",
+        forward,
+    )
+    assert torch_raises(source, "Block(8, 6)", (2, 5, 8))
+    _one_error_fixed_by_dim(source, "SHP307", "must equal dim in dim -1 of input [..., dim]")
+
+
+def test_attention_checks_the_width_of_a_query_of_unknown_rank():
+    # Conv1d takes (C, L) or (N, C, L): its output's rank is not known, its width is
+    source = _module(
+        "self.conv = nn.Conv1d(dim, dim * 2, 1)\nself.attn = nn.MultiheadAttention(dim, 2)\n",
+        "y = self.conv(x).transpose(-1, -2)\nreturn self.attn(y, y, y, need_weights=False)[0]\n",
+    )
+    with pytest.raises(AssertionError):  # torch's own check of the query's width
+        torch_raises(source, "Block(8, 6)", (2, 8, 5))
+    _one_error_fixed_by_dim(
+        source, "SHP309", "query has 2·dim features, the layer expects dim", (2, 8, 5)
+    )
 
 
 # A model class built by its users, handing its sizes on to the layer that needs them
@@ -609,3 +702,67 @@ def test_a_parameter_with_a_number_for_default_is_still_picked_apart():
     assert torch_raises(source, "Block(48)", (2, 5, 48))
     ((_, code, _),) = _found(source, "error")
     assert code == "SHP321"
+
+
+# The channel norm run on the caller's input, whose sizes a use named (`b, c, h, w =
+# x.shape`): c is the input's, dim the caller's constructor's, and the product has dim
+# channels (or c where dim is 1), as in the norm's own pass.
+NAMED_INPUT = CHANNEL_NORM.replace(
+    "        return self.conv(self.norm(x))",
+    "        b, c, h, w = x.shape\n        return self.conv(self.norm(x))",
+)
+assert NAMED_INPUT != CHANNEL_NORM
+
+
+def _bug_and_fix(template: str, bug: dict, fix: dict, shape, at: tuple, text: str) -> None:
+    """The template filled with bug: torch raises on Block(8, 6) and the one error is
+    at (line, code), saying text; filled with fix: torch runs it and there is none."""
+    source = template.format(**bug)
+    assert torch_raises(source, "Block(8, 6)", shape)
+    ((line, code, message),) = _found(source, "error")
+    assert (line, code) == at and text in message
+    fixed = template.format(**fix)
+    assert not torch_raises(fixed, "Block(8, 6)", shape)
+    assert not _found(fixed, "error")
+
+
+def test_a_channel_norm_run_on_named_sizes_gives_its_width():
+    _bug_and_fix(
+        NAMED_INPUT,
+        {"conv_in": "dim * 2"},
+        {"conv_in": "dim"},
+        (2, 8, 5, 5),
+        (25, "SHP309"),
+        "expect 2·dim input channels, got dim",
+    )
+
+
+def test_a_channel_norm_of_width_one_run_on_named_sizes_lets_any_width_through():
+    source = NAMED_INPUT.format(conv_in="hidden_dim")
+    assert not torch_raises(source, "Block(1, 6)", (2, 6, 5, 5))
+    assert not _found(source, "error")
+
+
+# A residual whose input's leading dims are a run no code named (`*_, h, w = x.shape`)
+# added to a block's output of 3·dim channels: the sum has 3·dim channels whatever the
+# run holds (the input's are 1 or 3·dim), which a layer taking 2·dim refuses.
+RESIDUAL = HEAD + textwrap.dedent(
+    """
+    class Block(nn.Module):
+        def __init__(self, dim, hidden_dim):
+            super().__init__()
+            self.up = nn.Conv2d(1, {up}, 1)
+            self.out = nn.Conv2d(dim * 2, hidden_dim, 1)
+
+        def forward(self, x):
+            *_, h, w = x.shape
+            x = self.up(x.mean(dim=-3, keepdim=True)) + x
+            return self.out(x)
+    """
+)
+
+
+def test_a_residual_over_a_run_keeps_the_blocks_width():
+    _bug_and_fix(
+        RESIDUAL, {"up": "dim * 3"}, {"up": "dim * 2"}, (2, 1, 5, 5), (15, "SHP309"), "got 3·dim"
+    )

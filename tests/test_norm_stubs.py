@@ -157,3 +157,42 @@ def test_a_batch_norm_of_any_rank_derived_from_the_base(tmp_path):
         truth = counted(path, "Net(4)", {"x": torch.randn(*shape)})
         assert t["complete"], t["unknown"]
         assert t["flops_value"] == truth
+
+
+CONV_NORM = """
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim, dim_out):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(dim, dim_out * 2, 3), nn.{norm}({width}, affine=True))
+
+    def forward(self, x):
+        return self.net(x)
+"""
+
+
+@pytest.mark.parametrize("norm", ["BatchNorm2d", "InstanceNorm2d"])
+def test_a_channel_norm_after_a_conv_on_an_input_of_unknown_rank(norm):
+    # the conv takes (C, H, W) or (N, C, H, W), so its output's rank is not known; the
+    # norm's channels are 3 from the end in every rank it takes
+    from tests.helpers import diagnose
+
+    for width, bad in (("dim_out", True), ("dim_out * 2", False)):
+        source = CONV_NORM.format(norm=norm, width=width)
+        ns: dict = {}
+        exec(compile(source, "m.py", "exec"), ns)  # noqa: S102 - the test's own module
+        try:
+            ns["Block"](3, 4)(torch.randn(2, 3, 9, 9))
+            raised = False
+        except (RuntimeError, ValueError):  # InstanceNorm's count: a ValueError
+            raised = True
+        assert raised == bad
+        errors = [(d.code, d.message) for d in diagnose(source) if d.severity == "error"]
+        if bad:
+            ((code, message),) = errors
+            assert code == "SHP309" and "2·dim_out channels at dim -3, the layer dim_out" in message
+        else:
+            assert errors == []

@@ -46,6 +46,7 @@ def value_at(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, caller: str) -
     got = owner.specialized.get(key) if key is not None else None
     fresh = got is None
     if got is None:
+        broadcast_kept: frozenset[str] = frozenset()
         flight = key if key is not None else ("<plain>", fd.qualname, id(recv))
         if flight in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
             return None
@@ -59,6 +60,7 @@ def value_at(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, caller: str) -
             with OwnPass(), owner.diverted() as found, owner.naming.paused():
                 symbolic.lend(*names_lent)
                 value, _ = run_body(owner, fd, recv, args, kwargs)
+                broadcast_kept = symbolic.broadcast_kept_names()
         finally:
             owner.in_flight.discard(flight)
             owner.size_params -= lent
@@ -67,10 +69,14 @@ def value_at(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, caller: str) -
         kept = [
             d for d in found if d.code.startswith(("SHP2", "SHP3")) and d.code not in _NOT_THE_CALLS
         ]
-        got = (value, kept)
+        got = (value, kept, broadcast_kept)
         if key is not None:
             owner.specialized[key] = got
-    value, found = got
+    value, found, broadcast_kept = got
+    # the caller's sizes a broadcast of the run kept may be its input's (each where it
+    # is 1), as a summary's are (FunctionSummary.broadcast_kept)
+    for name in broadcast_kept:
+        symbolic.note_broadcast_kept(Expr.name(name))
     if not fresh:  # the first run's objects, handed out again in this call's place
         built_objects.reused([value])
     if value is not None:

@@ -42,7 +42,7 @@ from shapelint.analysis import annotations as ann
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.defs import ClassDef, FuncDef, named_params
 from shapelint.analysis.function_runs import has_anonymous_var
-from shapelint.notation.symbolic import Expr, note_equal
+from shapelint.notation.symbolic import Expr, note_broadcast_kept, note_equal
 from shapelint.ops import tensor_values
 from shapelint.ops.values import UNKNOWN, Cost, IntV, NoneV, ObjectV, TensorV, TupleV, Value, Var
 
@@ -454,6 +454,10 @@ class CallRunningMixin:
         if self.specialize:
             return specialized.specialized_invoke(self, fd, recv, node, args, kwargs, frame)
         self._learn_from_callee(summ, params, bound, binding, node, frame)
+        for name in summ.broadcast_kept:
+            held = binding.get(name)
+            if isinstance(held, Expr):
+                note_broadcast_kept(held)
         for pname, dflt in summ.defaults.items():
             if pname not in bound:
                 binding.setdefault(pname, Expr.const(dflt))

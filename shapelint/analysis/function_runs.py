@@ -40,6 +40,7 @@ from shapelint.analysis.value_joins import join_all_values
 from shapelint.notation.symbolic import (
     Expr,
     binop,
+    broadcast_kept_names,
     declare_independent,
     declare_learned,
     declare_learned_sizes,
@@ -517,6 +518,7 @@ class FunctionRunsMixin:
             names=result_names | unnamed.own_names(None, flops, other, byts),
             result_names=result_names,
             foreign=foreign,
+            broadcast_kept=broadcast_kept_names(),
         )
 
     def _foreign_names(self, fd: FuncDef, params, defaults, *figures) -> frozenset[str]:

@@ -113,6 +113,9 @@ class FunctionSummary:
     # operand the analysis lost, a callee's name): the calls needing them are
     # left out of its total, which is then a lower bound (analysis/unnamed.py).
     foreign: frozenset[str] = frozenset()
+    # Its constructor's sizes a broadcast kept against an input's unknown size
+    # (symbolic.kept_by_broadcast): each may be the input's where it is 1.
+    broadcast_kept: frozenset[str] = frozenset()
 
 
 @dataclass

@@ -379,14 +379,17 @@ _INSTANCE_NORMS = {f"torch.nn.InstanceNorm{n}d": n for n in (1, 2, 3)}
 
 def layer_input(layer: ObjectV, x: Value) -> TensorV | None:
     """What calling a torch layer tells about an input known in part: the axes its
-    constructor sized, as torch checks them (a Linear's last axis is in_features, a
-    LayerNorm's last axes its normalized_shape, a conv's channel axis in_channels,
-    a norm's channel axis num_features where a weight or running statistic checks
-    it). Learning, as for a pattern: the dims take the sizes the layer names. None
+    constructor sized, as torch checks them (a Linear's last axis is in_features, an
+    nn.MultiheadAttention query's embed_dim, a LayerNorm's last axes its
+    normalized_shape, a conv's channel axis in_channels, a norm's channel axis
+    num_features where a weight or running statistic checks it). Learning, as for a pattern: the dims take the sizes the layer names. None
     when that tells nothing new."""
     kind = layer.kind
     if kind == "torch.nn.Linear":
         return ending_in(x, _size(layer.attr("in_features")))
+    if kind == "torch.nn.MultiheadAttention":
+        # its query's width, the last dim in every layout, is embed_dim: torch asserts it
+        return ending_in(x, _size(layer.attr("embed_dim")))
     if kind in ("torch.nn.LayerNorm", "torch.nn.RMSNorm"):
         return ending_with(x, layer.attr("normalized_shape"))
     # a conv's or a norm's one channel axis, at the position layer_checks gives
@@ -403,6 +406,8 @@ def layer_checks(layer: ObjectV) -> list[tuple[int, Expr]]:
     sizes: list[tuple[int, Expr | None]] = []
     if kind == "torch.nn.Linear":
         sizes = [(-1, _size(layer.attr("in_features")))]
+    elif kind == "torch.nn.MultiheadAttention":
+        sizes = [(-1, _size(layer.attr("embed_dim")))]
     elif kind in ("torch.nn.LayerNorm", "torch.nn.RMSNorm"):
         norm = layer.attr("normalized_shape")
         items = norm.items if isinstance(norm, TupleV) else (norm,)

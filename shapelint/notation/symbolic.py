@@ -241,6 +241,8 @@ class _Facts:
         "apart",
         "lent_bound",
         "lent_sizes",
+        "lent_learned",
+        "broadcast_kept",
     )
 
     def __init__(self, outer: _Facts | None = None, orders_only: bool = False):
@@ -273,6 +275,12 @@ class _Facts:
         # constructor's sizes), which the arguments and the instance carry: see lend.
         self.lent_bound: frozenset[str] = outer.lent_bound if outer else frozenset()
         self.lent_sizes: frozenset[str] = outer.lent_sizes if outer else frozenset()
+        # The caller's sizes a use named on its input (declare_learned) that the
+        # arguments carry: what learned_name sees as the input's in the run.
+        self.lent_learned: frozenset[str] = outer.lent_learned if outer else frozenset()
+        # The constructor's sizes a broadcast gave where the input's unknown size met
+        # them (`x * g`, g of [1, dim, 1, 1]): see kept_by_broadcast.
+        self.broadcast_kept: set[str] = set(outer.broadcast_kept) if outer else set()
 
     def root(self, name: str) -> str:
         while name in self.parent:
@@ -901,30 +909,39 @@ def annotated_names() -> frozenset[str]:
     return frozenset(facts.declared) | facts.lent_bound
 
 
-def lendable(carried: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
+def lendable(
+    carried: Iterable[str],
+) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """What a run on one call's arguments may take of this scope's names (lend):
     those of `carried` (the names the arguments' sizes hold) that the parameters'
     annotations bind, and the constructor's sizes; each is one size for the whole
-    call, the run on the arguments included. Empty sets where there is no scope."""
+    call, the run on the arguments included. Third, those of `carried` a use named
+    on an input (learned_name). Empty sets where there is no scope."""
     facts = _FACTS.get()
     if facts is None or facts.orders_only:
-        return frozenset(), frozenset()
+        return frozenset(), frozenset(), frozenset()
     bound = (facts.bound | facts.lent_bound) - facts.independent
     sizes = (facts.independent - facts.learned) | facts.lent_sizes
-    return frozenset(bound & set(carried)), frozenset(sizes)
+    learned = (facts.learned | facts.lent_learned) - facts.independent - sizes
+    return frozenset(bound & set(carried)), frozenset(sizes), frozenset(learned & set(carried))
 
 
-def lend(bound: frozenset[str], sizes: frozenset[str]) -> None:
+def lend(
+    bound: frozenset[str], sizes: frozenset[str], learned: frozenset[str] = frozenset()
+) -> None:
     """A run on one call's arguments (argument_runs.value_at) in a scope of its own: the
     caller's annotated names and constructor's sizes (lendable) stay one size each
     in it, so that an op checking one against a formula over the others fixes it
     (`LayerNorm(dim)` on the caller's `d` makes d = dim, on its 48 makes dim = 48),
-    as the op would in the caller's own body. Only those facts: which sizes are
-    independent of each other (SHP320) stays the scope's own."""
+    as the op would in the caller's own body; the input's sizes the caller named
+    stay the input's and its constructor's sizes stay chosen (kept_by_broadcast: a
+    channel norm's `x * g` run on the caller's `[b, c, h, w]`). Only those facts:
+    which sizes are independent of each other (SHP320) stays the scope's own."""
     facts = _FACTS.get()
     if facts is not None and not facts.orders_only:
         facts.lent_bound = bound
         facts.lent_sizes = sizes
+        facts.lent_learned = learned
 
 
 def declare_independent(
@@ -983,6 +1000,54 @@ def declare_apart(dims: Iterable[object]) -> None:
                 facts.apart.add((key, b))
 
 
+def chosen_size(e: Expr | None) -> bool:
+    """A formula over sizes only the constructor chooses (declare_independent and
+    never named by a use: `dim`, `2·dim_out`), which no input of the caller picks."""
+    facts = _FACTS.get()
+    if facts is None or e is None or e.is_too_big():
+        return False
+    names = e.names()
+    return bool(names) and names <= (facts.independent - facts.learned) | facts.lent_sizes
+
+
+def kept_by_broadcast(e: Expr) -> bool:
+    """chosen_size(e), noted: a broadcast against a size of the input's nobody
+    named gives e, or the input's size where e is 1. A conflict e then meets that
+    no positive sizes escape (`2·dim`) holds but for dim = 1, as `d` against `2·d`
+    does; one that two of the constructor's sizes being equal escapes (`hidden_dim`)
+    has that second way out, so assumed_equal states no constraint for it."""
+    if not chosen_size(e):
+        return False
+    facts = _FACTS.get()
+    if facts is not None and not facts.orders_only:
+        facts.broadcast_kept.update(e.names())
+    return True
+
+
+def broadcast_kept_names() -> frozenset[str]:
+    """The names kept_by_broadcast noted in this scope (a summary hands them on)."""
+    facts = _FACTS.get()
+    return frozenset(facts.broadcast_kept) if facts is not None else frozenset()
+
+
+def note_broadcast_kept(e: Expr) -> None:
+    """A callee's size that a broadcast kept (broadcast_kept_names), as the call's
+    binding writes it: the caller's result holds it as the callee's did."""
+    facts = _FACTS.get()
+    if facts is not None and not facts.orders_only and not e.is_too_big():
+        facts.broadcast_kept.update(e.names() & (facts.independent | facts.lent_sizes))
+
+
+def learned_name(e: Expr | None) -> bool:
+    """A single size a use named on an input of unknown shape (declare_learned)."""
+    facts = _FACTS.get()
+    if facts is None or e is None:
+        return False
+    name = e.as_name()
+    learned = (facts.learned | facts.lent_learned) - facts.independent - facts.lent_sizes
+    return name is not None and name in learned
+
+
 def _learned_key(facts: _Facts, e: Expr) -> str | int | Expr | None:
     """What declare_apart files a learned axis under: its name, the number a
     concrete annotation wrote, or a product of learned names (`(b x y)` merged into
@@ -1032,6 +1097,8 @@ def assumed_equal(a: Expr | None, b: Expr | None) -> tuple[str, str] | None:
     na, nb = a.names(), b.names()
     if not na or not nb or not (na | nb) <= facts.independent:
         return None
+    if (na | nb) & facts.broadcast_kept:
+        return None  # the size may be the input's, a 1 having broadcast
     if na & nb and _has_quotient(a - b):
         # `(d + 1)//2` against `d//2` (the halves of an odd d), `h·(d//h)` against `d`:
         # one size's parity or divisibility, which the code usually holds, not two

@@ -43,6 +43,7 @@ from shapelint.ops.values import (
     Value,
     dim_str,
     dtype_of,
+    fresh_var,
     replaced,
 )
 
@@ -322,12 +323,28 @@ def _query_only(ctx: RuleContext, query: Value, qs, e, need_weights) -> RuleOut:
     it moves) stay unknown. The query's width, its last dim in every layout, is checked as on
     the full path."""
     if known_rank(qs) not in (2, 3):
-        return RuleOut(TensorV(None, dtype_of(query)))
+        return _of_unknown_rank(ctx, query, e, need_weights)
     if differs(qs[-1], e):
         message = f"query has {dim_str(qs[-1])} features, the layer expects {dim_str(e)}"
         return RuleOut(issues=[ctx.issue(SIGNATURE, message, 0)])
     weights: Value = NoneV() if _truthy(need_weights) is False else UNKNOWN
     return RuleOut(TupleV((TensorV(tuple(qs), dtype_of(query)), weights)), unread=True)
+
+
+def _of_unknown_rank(ctx: RuleContext, query: Value, e: Value, need_weights: Value) -> RuleOut:
+    """MHA on a query of no known rank: the output is the out-projection's, so it
+    ends in embed_dim in every layout (2-d or 3-d, batch first or not), as the
+    query's width must (torch asserts it); the rest, the weights and the cost are
+    not known."""
+    dtype = dtype_of(query)
+    qs = shape_of(query)
+    if qs and known_tail(qs) and differs(qs[-1], e):
+        message = f"query has {dim_str(qs[-1])} features, the layer expects {dim_str(e)}"
+        return RuleOut(issues=[ctx.issue(SIGNATURE, message, 0)])
+    if not isinstance(e, Expr):
+        return RuleOut(TensorV(None, dtype))
+    weights: Value = NoneV() if _truthy(need_weights) is False else UNKNOWN
+    return RuleOut(TupleV((TensorV((fresh_var(), e), dtype), weights)), unread=True)
 
 
 @rule
@@ -381,7 +398,7 @@ def multi_head_attention(
         )
         return out
     if qs is None:
-        return RuleOut(TensorV(None, dtype_of(query)))
+        return _of_unknown_rank(ctx, query, e, need_weights)
     if ks is None or vs is None or None in (known_rank(ks), known_rank(vs)):
         return _query_only(ctx, query, qs, e, need_weights)
     ranks = [known_rank(s) for s in (qs, ks, vs)]

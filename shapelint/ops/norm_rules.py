@@ -17,6 +17,7 @@ from shapelint.ops.shape_rules import (
     has_var,
     int_value,
     known_rank,
+    known_tail,
     rule,
     same,
     shape_of,
@@ -73,9 +74,13 @@ def batch_norm(
             want = "a 2-d or 3-d" if nd == 1 else f"a {(nd or 0) + 2}-d"
             return _rank_issue(ctx, RuleOut(), shape, want)
     checked = _flag(affine) or _flag(track)
-    c = _channel_at(shape, 1)
+    c, axis = _channel_at(shape, 1), 1
+    if rank is None and nd in (2, 3) and known_tail(shape) > nd:
+        # BatchNorm2d/3d take one rank, (N, C, *nd sizes): C is nd + 1 from the end,
+        # whatever leading run the shape has (a conv's output on an input of unknown rank)
+        c, axis = shape[-nd - 1], -nd - 1
     if checked and differs(c, int_value(num_features)):
-        _channels_issue(ctx, out, shape, 1, int_value(num_features))
+        _channels_issue(ctx, out, shape, axis, int_value(num_features))
     return out
 
 
@@ -88,11 +93,12 @@ def instance_norm(
     shape = shape_of(x)
     nd = const_int(nd_arg) or 1
     rank = known_rank(shape)
-    if shape is None or rank is None:
+    if shape is None or (rank is None and known_tail(shape) <= nd):
         return out
-    if rank not in (nd + 1, nd + 2):
+    if rank is not None and rank not in (nd + 1, nd + 2):
         return _rank_issue(ctx, RuleOut(), shape, f"a {nd + 1}-d or {nd + 2}-d")
-    axis = rank - nd - 1
+    # batched or not, C is nd + 1 from the end, whatever leading run the shape has
+    axis = rank - nd - 1 if rank is not None else -nd - 1
     # Without weights or running statistics torch only warns about the count.
     if (_flag(affine) or _flag(track)) and differs(shape[axis], int_value(num_features)):
         _channels_issue(ctx, out, shape, axis, int_value(num_features))

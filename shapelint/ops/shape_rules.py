@@ -23,7 +23,9 @@ from shapelint.notation.symbolic import (
     cancelled,
     given_formulas,
     given_sizes,
+    kept_by_broadcast,
     learned_equal,
+    learned_name,
     name_clash,
     note_equal,
     product,
@@ -378,11 +380,25 @@ def broadcast_dim(a: Dim, b: Dim) -> tuple[Dim, bool]:
         for e in (a, b):
             if _never_one(e):
                 return e, False
+        # A size of the input's against one of the constructor's: see _kept.
+        for e, other in ((a, b), (b, a)):
+            if learned_name(other) and kept_by_broadcast(e):
+                return e, False
         return None, False
     known = a if isinstance(a, Expr) else b
-    if isinstance(known, Expr) and _never_one(known):
+    if isinstance(known, Expr) and _kept(known):
         return known, False
     return None, False
+
+
+def _kept(e: Expr) -> bool:
+    """A size that is the broadcast's whatever unknown size of the input meets it:
+    one that cannot be 1, or a formula of the constructor's own sizes (`dim` of a
+    norm's `g` of [1, dim, 1, 1] against channels nobody named). The input's side
+    may be 1 or the same size; only a constructor that is handed `dim = 1` lets the
+    input's size through instead, and a conflict it then meets (`Conv2d(2·dim)`)
+    holds for every other dim, as `d` against `2·d` does (only_one_broadcasts)."""
+    return _never_one(e) or kept_by_broadcast(e)
 
 
 def _never_broadcast(a: Expr, b: Expr) -> bool:
@@ -477,8 +493,13 @@ def broadcast_shapes(a: Shape, b: Shape) -> tuple[Shape | None, list[tuple[int, 
                 return tuple(rest_a) + tuple(reversed(out)), conflicts
             # Two runs of dims no code named: the axes both sides hold right of them
             # line up whatever they hide, and broadcast as sized; what the runs make
-            # is a run of its own.
-            return ((fresh_var(), *reversed(out)) if out else None), conflicts
+            # is a run of its own, ending in the sizes one side holds left of where the
+            # other's run starts that are the broadcast's whatever the run holds there
+            # (`[..., h, w] + [b, 2·d, h, w]` ends in 2·d, h, w).
+            past = _past_run(rest_b if isinstance(x, Var) else rest_a)
+            if not out and not past:
+                return None, conflicts
+            return (fresh_var(), *past, *reversed(out)), conflicts
         d, bad = broadcast_dim(x, y)
         if bad:
             conflicts.append((-i, x, y))
@@ -487,6 +508,17 @@ def broadcast_shapes(a: Shape, b: Shape) -> tuple[Shape | None, list[tuple[int, 
     longer = a if len(a) >= len(b) else b
     head = longer[: len(longer) - i + 1]
     return tuple(head) + tuple(reversed(out)), conflicts
+
+
+def _past_run(rest: Shape) -> tuple[Dim, ...]:
+    """The sizes a run of unknown length on the other side meets, right of the last
+    run in rest: each one _kept says a broadcast keeps whatever meets it, else
+    unknown; nothing where none is kept."""
+    tail = rest[len(rest) - known_tail(rest) :]
+    kept = tuple(d if isinstance(d, Expr) and _kept(d) else None for d in tail)
+    while kept and kept[0] is None:
+        kept = kept[1:]
+    return kept
 
 
 def groups_divide(ctx: RuleContext, out: RuleOut, what: str, n: Dim, groups: Dim, arg: int) -> bool:
@@ -840,9 +872,10 @@ def _slice_too_short(a: TensorV, b: TensorV) -> tuple[Expr, Expr] | None:
 
 def _past_unknown_rank(shapes: list[Shape | None]) -> Shape | None:
     """The broadcast of tensors some of unknown rank: at least as many axes as the
-    known ones have, right-aligned; an axis of a size that cannot be 1 (`2·d`, 3)
-    keeps it whatever meets it (the other side is 1 or the same size), any other
-    is unknown. None when the known shapes say nothing."""
+    known ones have, right-aligned; an axis of a size that cannot be 1 (`2·d`, 3),
+    or one of the constructor's own sizes (_kept), keeps it whatever meets it (the
+    other side is 1 or the same size), any other is unknown. None when the known
+    shapes say nothing."""
     known: Shape | None = None
     for sh in shapes:
         if sh is None:
@@ -854,7 +887,7 @@ def _past_unknown_rank(shapes: list[Shape | None]) -> Shape | None:
             return None
     if not known:
         return None
-    tail = tuple(d if isinstance(d, Expr) and _never_one(d) else None for d in known)
+    tail = tuple(d if isinstance(d, Expr) and _kept(d) else None for d in known)
     return None if all(d is None for d in tail) else (fresh_var(), *tail)
 
 
