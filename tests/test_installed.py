@@ -499,6 +499,24 @@ class ByWidth(nn.Module):
 """
 
 
+def _torch_flops(tmp_path, src: str, classes: tuple[str, ...]):
+    """(the project's model.py holding src, {class: the FLOPs torch counts for
+    class(8) on a (2, 8) input}): the oracle, which imports the installed package."""
+    p = tmp_path / "proj" / "model.py"
+    p.parent.mkdir(exist_ok=True)
+    p.write_text(src)
+    sys.path.insert(0, str(p.parent))
+    try:
+        import model
+
+        return p, {c: _measure(getattr(model, c)(8), torch.randn(2, 8)) for c in classes}
+    finally:
+        sys.path.remove(str(p.parent))
+        for name in list(sys.modules):
+            if name.split(".")[0] in ("model", "fakepkg_hf"):
+                del sys.modules[name]
+
+
 def test_an_import_time_call_past_its_allowance_is_not_followed(tmp_path, site, monkeypatch):
     # `slow(REG)` at an installed module's top level runs past the allowance of
     # statements (import_time.py): read as a call not followed, the names it binds
@@ -512,22 +530,7 @@ def test_an_import_time_call_past_its_allowance_is_not_followed(tmp_path, site, 
     _write(root, "fakepkg_hf/other.py", OTHER)
     monkeypatch.setattr(import_time, "STEPS", 100)
     project.forget()
-    sys.path.insert(0, str(tmp_path / "proj"))
-    try:
-        p = tmp_path / "proj" / "model.py"
-        p.parent.mkdir(exist_ok=True)
-        p.write_text(USES_HEAVY)
-        import model
-
-        truth = {
-            c: _measure(getattr(model, c)(8), torch.randn(2, 8))
-            for c in ("Block", "ByRegistry", "ByWidth")
-        }
-    finally:
-        sys.path.remove(str(tmp_path / "proj"))
-        for name in list(sys.modules):
-            if name.split(".")[0] in ("model", "fakepkg_hf"):
-                del sys.modules[name]
+    p, truth = _torch_flops(tmp_path, USES_HEAVY, ("Block", "ByRegistry", "ByWidth"))
     assert truth["Block"] == 2 * 2 * 8 * 16 + 2 * 2 * 16 * 32
     assert truth["ByRegistry"] == 2 * 2 * 8 * 24  # slow() set REG["k"] to 3
     opts = AnalysisOptions(installed=True)
@@ -617,19 +620,7 @@ def test_a_read_an_allowance_cut_is_not_read_again_to_the_same_cut(tmp_path, sit
 
     monkeypatch.setattr(project.Project, "_load", counted)
     project.forget()
-    sys.path.insert(0, str(tmp_path / "proj"))
-    try:
-        p = tmp_path / "proj" / "model.py"
-        p.parent.mkdir(exist_ok=True)
-        p.write_text(USES_FIXES)
-        import model
-
-        truth = {c: _measure(getattr(model, c)(8), torch.randn(2, 8)) for c in ("Wide", "ByCut")}
-    finally:
-        sys.path.remove(str(tmp_path / "proj"))
-        for name in list(sys.modules):
-            if name.split(".")[0] in ("model", "fakepkg_hf"):
-                del sys.modules[name]
+    p, truth = _torch_flops(tmp_path, USES_FIXES, ("Wide", "ByCut"))
     assert truth == {"Wide": 2 * 2 * 8 * 32, "ByCut": 2 * 2 * 8 * 24}
     opts = AnalysisOptions(installed=True)
     wide = target_json(
