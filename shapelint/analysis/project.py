@@ -354,7 +354,8 @@ class Project:
         self.stats[key] = stat
         an = None
         if path is not None:
-            an = self.cut_reads.read(key, lambda: self._load(path, root, modname))
+            # keyed on the stat too: an edited file (a warm process) is another read
+            an = self.cut_reads.read((key, stat), lambda: self._load(path, root, modname))
         if len(self.analyzers) > MAX_MODULES:
             for old in list(self.analyzers)[: MAX_MODULES // 4]:
                 if old != key:
