@@ -499,6 +499,24 @@ class ByWidth(nn.Module):
 """
 
 
+def _torch_flops(tmp_path, src: str, classes: tuple[str, ...]):
+    """(the project's model.py holding src, {class: the FLOPs torch counts for
+    class(8) on a (2, 8) input}): the oracle, which imports the installed package."""
+    p = tmp_path / "proj" / "model.py"
+    p.parent.mkdir(exist_ok=True)
+    p.write_text(src)
+    sys.path.insert(0, str(p.parent))
+    try:
+        import model
+
+        return p, {c: _measure(getattr(model, c)(8), torch.randn(2, 8)) for c in classes}
+    finally:
+        sys.path.remove(str(p.parent))
+        for name in list(sys.modules):
+            if name.split(".")[0] in ("model", "fakepkg_hf"):
+                del sys.modules[name]
+
+
 def test_an_import_time_call_past_its_allowance_is_not_followed(tmp_path, site, monkeypatch):
     # `slow(REG)` at an installed module's top level runs past the allowance of
     # statements (import_time.py): read as a call not followed, the names it binds
@@ -512,22 +530,7 @@ def test_an_import_time_call_past_its_allowance_is_not_followed(tmp_path, site, 
     _write(root, "fakepkg_hf/other.py", OTHER)
     monkeypatch.setattr(import_time, "STEPS", 100)
     project.forget()
-    sys.path.insert(0, str(tmp_path / "proj"))
-    try:
-        p = tmp_path / "proj" / "model.py"
-        p.parent.mkdir(exist_ok=True)
-        p.write_text(USES_HEAVY)
-        import model
-
-        truth = {
-            c: _measure(getattr(model, c)(8), torch.randn(2, 8))
-            for c in ("Block", "ByRegistry", "ByWidth")
-        }
-    finally:
-        sys.path.remove(str(tmp_path / "proj"))
-        for name in list(sys.modules):
-            if name.split(".")[0] in ("model", "fakepkg_hf"):
-                del sys.modules[name]
+    p, truth = _torch_flops(tmp_path, USES_HEAVY, ("Block", "ByRegistry", "ByWidth"))
     assert truth["Block"] == 2 * 2 * 8 * 16 + 2 * 2 * 16 * 32
     assert truth["ByRegistry"] == 2 * 2 * 8 * 24  # slow() set REG["k"] to 3
     opts = AnalysisOptions(installed=True)
@@ -548,6 +551,88 @@ def test_an_import_time_call_past_its_allowance_is_not_followed(tmp_path, site, 
     for qual in ("Block", "ByRegistry", "ByWidth"):
         tj = run(qual)
         assert not tj["complete"] or tj["flops_value"] == truth[qual], qual
+
+
+# trio's `__init__` calls `fixup_module_metadata(...)` once per submodule, each call
+# the first use of trio/_util.py, whose top level runs too long: each statement is
+# cut inside the file's reading, which is forgotten and read again by the next.
+SLOW_TOP = (
+    _slow(150)
+    + """
+LONG = slow({})
+
+
+def fix(d):
+    return d
+"""
+)
+
+FIXES = """
+from fakepkg_hf.slow_top import fix
+
+A = fix({"a": 1})
+B = fix({"b": 2})
+C = fix({"c": 3})
+K = 4
+"""
+
+USES_FIXES = """
+from torch import nn
+
+from fakepkg_hf.fixes import C, K
+
+
+class Wide(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, K * dim)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class ByCut(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, C["c"] * dim)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+def test_a_read_an_allowance_cut_is_not_read_again_to_the_same_cut(tmp_path, site, monkeypatch):
+    # each `fix(...)` statement would read slow_top.py again and be cut at the same
+    # place (allowance.py): it is read once, and the figures are as before: what no
+    # cut statement binds (K) known, what one binds (C) not known
+    from shapelint.analysis import import_time, project
+
+    root, _ = site
+    _write(root, "fakepkg_hf/slow_top.py", SLOW_TOP)
+    _write(root, "fakepkg_hf/fixes.py", FIXES)
+    monkeypatch.setattr(import_time, "STEPS", 100)
+    reads: list[str] = []
+    load = project.Project._load
+
+    def counted(self, path, root, modname):
+        reads.append(modname)
+        return load(self, path, root, modname)
+
+    monkeypatch.setattr(project.Project, "_load", counted)
+    project.forget()
+    p, truth = _torch_flops(tmp_path, USES_FIXES, ("Wide", "ByCut"))
+    assert truth == {"Wide": 2 * 2 * 8 * 32, "ByCut": 2 * 2 * 8 * 24}
+    opts = AnalysisOptions(installed=True)
+    wide = target_json(
+        analyze_target(str(p), USES_FIXES, "Wide", {"dim": "8"}, {"x": "2,8"}, opts), {}
+    )
+    assert reads.count("fakepkg_hf.slow_top") == 1, reads
+    assert wide["complete"], wide["unknown"]
+    assert wide["flops_value"] == truth["Wide"]
+    by_cut = target_json(
+        analyze_target(str(p), USES_FIXES, "ByCut", {"dim": "8"}, {"x": "2,8"}, opts), {}
+    )
+    assert not by_cut["complete"] and by_cut["flops_value"] is None
 
 
 # An import of a package nobody installed, in a `try` whose handler defines the

@@ -24,7 +24,8 @@ read, since the rest of the call may store it again. The statement may have
 raised (may_raise), it may have set the grad mode (grad_mode: not known), and
 what it surely raised so far is dropped. A file whose top level it was reading,
 not finished, is forgotten (`Project.drop_unfinished`), so that a later import
-reads it whole. The cut is deterministic: the allowance counts statements, not
+reads it whole (inside another allowance, one that would read it to the same
+cut is cut at once: allowance.py). The cut is deterministic: the allowance counts statements, not
 time, so the same source gives the same figures on any machine and at any load.
 
 Statements counted inside an allowance open none of their own: the outer count
@@ -37,9 +38,9 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from contextvars import ContextVar
 
 from shapelint.analysis import class_state, grad_mode, may_raise, raising
+from shapelint.analysis.allowance import ACTIVE, Allowance, StatementTooLong
 from shapelint.analysis.callable_values import ClassRefV, FunctionRefV
 from shapelint.ops import tensor_values
 from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, NoneV, StrV, TupleV, Value
@@ -56,37 +57,6 @@ _UNITS = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign)
 _CALLS = "_shapelint_import_call"
 
 
-class _Allowance:
-    __slots__ = ("left", "fired")
-
-    def __init__(self, steps: int) -> None:
-        self.left = steps
-        self.fired = False
-
-
-class StatementTooLong(BaseException):
-    """An import-time statement ran past its allowance (a BaseException, so that
-    the analysis's own `except Exception` handlers cannot swallow it)."""
-
-    def __init__(self, allowance: _Allowance) -> None:
-        super().__init__()
-        self.allowance = allowance
-
-
-_ACTIVE: ContextVar[_Allowance | None] = ContextVar("import_time_allowance", default=None)
-
-
-def step() -> None:
-    """One statement ran: counted against the open allowance, if any."""
-    allowance = _ACTIVE.get()
-    if allowance is None:
-        return
-    allowance.left -= 1
-    if allowance.left < 0 and not allowance.fired:
-        allowance.fired = True  # once: what runs while the stack unwinds is not cut again
-        raise StatementTooLong(allowance)
-
-
 def bounded(an, stmt: ast.stmt, frame) -> bool:
     """Whether stmt runs under an allowance of its own: a simple statement making
     a call, at a module's top level, in a target run, inside no other allowance."""
@@ -95,7 +65,7 @@ def bounded(an, stmt: ast.stmt, frame) -> bool:
         and frame.func is None
         and frame.name == "<module>"
         and isinstance(stmt, _UNITS)
-        and _ACTIVE.get() is None
+        and ACTIVE.get() is None
         and _makes_call(stmt)
     )
 
@@ -103,8 +73,8 @@ def bounded(an, stmt: ast.stmt, frame) -> bool:
 def run(an, stmt: ast.stmt, frame, body: Callable[[], None]) -> None:
     """Run body (stmt's step) under an allowance; past it, stmt is read as a call
     the analysis does not follow (see the module's docstring)."""
-    allowance = _Allowance(STEPS)
-    token = _ACTIVE.set(allowance)
+    allowance = Allowance(STEPS)
+    token = ACTIVE.set(allowance)
     project = an.project
     loading = project.unfinished() if project is not None else frozenset()
     raised = raising.snapshot()
@@ -117,7 +87,7 @@ def run(an, stmt: ast.stmt, frame, body: Callable[[], None]) -> None:
             raise
         _cut(an, stmt, frame, loading, raised, mode, classes)
     finally:
-        _ACTIVE.reset(token)
+        ACTIVE.reset(token)
 
 
 def _cut(an, stmt: ast.stmt, frame, loading, raised, mode, classes) -> None:

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 
 from shapelint.analysis import (
     aliasing,
+    allowance,
     branches,
     call_resolution,
     either_uses,
@@ -385,7 +386,7 @@ class ModuleAnalyzer(
             either_uses.running(stmt)
             try:
                 if self.specialize:
-                    import_time.step()
+                    allowance.step()
                 if self.specialize and import_time.bounded(self, stmt, frame):
                     import_time.run(
                         self, stmt, frame, lambda: handler(self, stmt, frame, module_level)

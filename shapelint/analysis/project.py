@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from shapelint import pyparse
 from shapelint.analysis import installed, star_imports, torch_source
+from shapelint.analysis.allowance import CutReads
 from shapelint.analysis.bindings import Bindings
 from shapelint.analysis.imports import relative_module
 from shapelint.ops.values import UNKNOWN
@@ -332,6 +333,7 @@ class Project:
         # a file names the same modules many times, and each look is two stats.
         self.files: dict[tuple[tuple[str, ...], str], tuple[str | None, bool]] = {}
         self.checked: set[tuple[tuple[str, ...], str]] = set()  # modules stat'ed for it
+        self.cut_reads = CutReads()  # reads an import-time allowance cut (allowance.py)
         # Installed packages (target runs only): the search path, and where each
         # module name was found on it (new_file reads both afresh).
         self.search_path: tuple[str, ...] = ()
@@ -426,7 +428,10 @@ class Project:
             return self.analyzers[key]
         self.analyzers[key] = None  # an import cycle sees nothing, not a loop
         self.stats[key] = stat
-        an = self._load(path, root, modname) if path is not None else None
+        an = None
+        if path is not None:
+            # keyed on the stat too: an edited file (a warm process) is another read
+            an = self.cut_reads.read((key, stat), lambda: self._load(path, root, modname))
         if len(self.analyzers) > MAX_MODULES:
             for old in list(self.analyzers)[: MAX_MODULES // 4]:
                 if old != key:
