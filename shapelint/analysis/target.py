@@ -313,13 +313,7 @@ def _evaluate(
         _check_made_names(an, recv, inputs, cls_name)
         value, log = _call_made(an, recv, shapes, cd, top)
     elif fd is None:  # the forward a torch layer or container defines: `forward(self, input)`
-        names = stub_ops.parameter_names(f"{base}.__call__") or ("input",)
-        for name in inputs:
-            if name not in names:
-                raise TargetError(
-                    f"--input {name}: {cls_name}.forward ({base}.forward) takes no "
-                    f"parameter {name!r} (parameters: {', '.join(names)})"
-                )
+        names = _stub_names(base, inputs, f"{cls_name}.forward ({base}.forward)")
         # an input not given keeps its default (`output_size=None`), as in Python
         given = [n in shapes for n in names]
         k = given.index(False) if False in given else len(names)
@@ -361,17 +355,24 @@ def _evaluate(
     return result
 
 
+def _stub_names(qual: str, given, what: str) -> tuple[str, ...]:
+    """The parameters of a torch layer's forward the stubs describe (`input` where
+    they name none); --input names it does not take are a usage error."""
+    names = stub_ops.parameter_names(f"{qual}.__call__") or ("input",)
+    for name in given:
+        if name not in names:
+            raise TargetError(
+                f"--input {name}: {what} takes no parameter {name!r} "
+                f"(parameters: {', '.join(names)})"
+            )
+    return names
+
+
 def _check_made_names(an, made: Value, given: dict, cls_name: str) -> None:
     """--input names against the forward of the object `__new__` returned: a torch
     layer's (its stub's parameters) or a project class's."""
     if isinstance(made, ObjectV) and module_kinds.stub_layer(made.kind):
-        names = stub_ops.parameter_names(f"{made.kind}.__call__") or ("input",)
-        for name in given:
-            if name not in names:
-                raise TargetError(
-                    f"--input {name}: {cls_name}(...) is a {made.kind}, whose forward takes "
-                    f"no parameter {name!r} (parameters: {', '.join(names)})"
-                )
+        _stub_names(made.kind, given, f"{cls_name}(...) is a {made.kind}, whose forward")
         return
     key = pytypes.class_key(made)
     cd = an.class_of(key) if key is not None else None
