@@ -86,9 +86,6 @@ class ImportMap:
         # import nn`, or a `from .layers import *` that binds it): its qualified
         # name, or None (project.py sets it for a target run).
         self.linked: Callable[[str], str | None] | None = None
-        # A name a star import binds to a library's value that nothing else in the
-        # file binds: its qualified name, or None (project.StarredNames, target runs).
-        self.starred: Callable[[str], str | None] | None = None
 
     @staticmethod
     def from_module(tree: ast.Module, failing: Failing | None = None) -> ImportMap:
@@ -150,8 +147,6 @@ class ImportMap:
             base = self.names.get(name)
             if base is None and self.linked is not None:
                 base = self.linked(name)
-            if base is None and self.starred is not None:
-                base = self.starred(name)
         if base is None:
             return None
         if parts:

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from shapelint import pyparse
-from shapelint.analysis import installed, star_imports, torch_source
+from shapelint.analysis import installed, torch_source
 from shapelint.analysis.allowance import CutReads
 from shapelint.analysis.bindings import Bindings
 from shapelint.analysis.imports import relative_module
@@ -102,15 +102,11 @@ def project_imports(
     is_package: bool,
     found: Callable[[str], bool] | None = None,
     exports: Callable[[str], list[str] | None] | None = None,
-    starred: StarredNames | None = None,
 ) -> dict[str, tuple[str, str | None]]:
     """Local name -> (absolute module, attribute or None) for the top-level imports
     that may name project files: relative ones (in a package), and absolute ones of
     a module `found` finds along the project's roots (without it: of this file's own
-    top-level package). `from .m import *` binds the names `exports` says m defines.
-    starred (a target run): a star import binds what star_imports.py reads off the
-    modules' text; a name bound to a project module's is linked to that module,
-    any other's qualified name (a library's) goes in `starred.quals`."""
+    top-level package). `from .m import *` binds the names `exports` says m defines."""
     top = modname.split(".")[0]
     pkg_parts = modname.split(".") if is_package else modname.split(".")[:-1]
     if found is None:
@@ -133,21 +129,13 @@ def project_imports(
                 if not found(mod) and not any(found(f"{mod}.{a.name}") for a in stmt.names):
                     for alias in stmt.names:  # a library's name rebinds it
                         out.pop(alias.asname or alias.name, None)
-                        if starred is not None:
-                            starred.quals.pop(alias.asname or alias.name, None)
                     continue
             else:
                 continue
             for alias in stmt.names:
                 if alias.name != "*":
                     out[alias.asname or alias.name] = (mod, alias.name)
-                    if starred is not None:
-                        starred.quals.pop(alias.asname or alias.name, None)
-                elif id(stmt) in unrun:
-                    continue
-                elif starred is not None:
-                    starred.bind(out, mod, found)
-                elif exports is not None:
+                elif exports is not None and id(stmt) not in unrun:
                     for name in exports(mod) or ():
                         out[name] = (mod, name)
         elif isinstance(stmt, ast.Import):
@@ -156,54 +144,9 @@ def project_imports(
                     out[alias.asname] = (alias.name, None)
                 else:
                     out.pop(alias.asname or alias.name.split(".")[0], None)
-                if starred is not None:
-                    starred.quals.pop(alias.asname or alias.name.split(".")[0], None)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out.pop(stmt.name, None)
     return out
-
-
-class StarredNames:
-    """The names a file's star imports bind in a target run (star_imports.py):
-    `bind` puts a name bound to a project module's in the links, and every other
-    one's qualified name (`fastcore.basics.ifnone`, `torch.nn`) in `quals`, which
-    the file's import map reads for a name nothing else binds."""
-
-    def __init__(self, index: star_imports.StarExports):
-        self.index = index
-        self.quals: dict[str, str] = {}
-
-    def bind(self, out: dict, mod: str, found: Callable[[str], bool]) -> None:
-        for name, (where, attr) in (self.index.exports(mod) or {}).items():
-            if found(where):
-                out[name] = (where, attr)
-                self.quals.pop(name, None)
-            else:
-                out.pop(name, None)
-                self.quals[name] = where if attr is None else f"{where}.{attr}"
-
-    def resolver(self, tree: ast.Module) -> Callable[[str], str | None] | None:
-        """quals.get, less the names the file binds by other statements (a def, an
-        assignment: the analysis reads those as the file's own), as the links a
-        check makes of a project module's star exports are read; None where no star
-        import binds a library's name. The file's bindings are read at the first
-        question only: every module a target run loads gets a resolver, and reading
-        a large file's bindings costs a walk of its whole tree."""
-        if not self.quals:
-            return None
-        unread = [tree]
-
-        def get(name: str) -> str | None:
-            if unread:
-                own = Bindings(unread.pop())
-                for bound, sites in own.sites.items():
-                    if any(not isinstance(s, (ast.Import, ast.ImportFrom)) for _, s, _ in sites):
-                        self.quals.pop(bound, None)
-                for bound in own.declared:
-                    self.quals.pop(bound, None)
-            return self.quals.get(name)
-
-        return get
 
 
 def star_names(
@@ -299,18 +242,13 @@ def attach(an: Analyzer, path: str, options, specialize: bool = False) -> None:
     proj.new_file()
     proj.home = roots
     is_pkg = os.path.basename(path) == "__init__.py"
-    starred = proj.starred(roots)
-    links = project_imports(
-        an.tree, modname, is_pkg, proj.finder(roots), proj.exports(roots), starred
-    )
+    links = project_imports(an.tree, modname, is_pkg, proj.finder(roots), proj.exports(roots))
     if not in_package and not links and not (specialize and options.installed):
         return  # a script that imports no project module: a file on its own, as before
     an.bind_project(proj, roots, modname, path)
     an.project_links = links
     if specialize:
         an.imports.linked = functools.partial(library_link, an)
-    if starred is not None:
-        an.imports.starred = starred.resolver(an.tree)
 
 
 def forget() -> None:
@@ -352,7 +290,6 @@ class Project:
         self.trees: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         # analyzer -> {name: defined_in's answer}, for this file (new_file clears it)
         self.defined: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self.star_indexes: dict[tuple[str, ...], star_imports.StarExports] = {}
 
     def new_file(self) -> None:
         """The layout and the files' stats are read afresh for each file analysed."""
@@ -362,7 +299,6 @@ class Project:
         self.peeks.clear()
         self.listings.clear()
         self.installed_modules.clear()
-        self.star_indexes.clear()
         if self.options.installed and self.specialize:
             self.search_path = installed.search_path()
 
@@ -404,18 +340,6 @@ class Project:
             return None if an is None else star_names(an.tree, an.project_links, an.imports.names)
 
         return names
-
-    def starred(self, roots: tuple[str, ...]) -> StarredNames | None:
-        """A target run's reading of star imports (star_imports.py), one index per
-        roots, for a fresh file's names; None outside target runs, where a project
-        module's star exports are its analyzer's (exports)."""
-        if not self.specialize:
-            return None
-        if roots not in self.star_indexes:
-            self.star_indexes[roots] = star_imports.StarExports(
-                functools.partial(self.module_file, roots)
-            )
-        return StarredNames(self.star_indexes[roots])
 
     def analyzer(self, root: tuple[str, ...], modname: str) -> Analyzer | None:
         key = (root, modname)
@@ -532,14 +456,11 @@ class Project:
         an = self.analyzer_class(SourceFile(path, text), tree, self.options, self.specialize)
         an.bind_project(self, root, modname, path)
         is_pkg = os.path.basename(path) == "__init__.py"
-        starred = self.starred(root)
         an.project_links = project_imports(
-            tree, modname, is_pkg, self.finder(root), self.exports(root), starred
+            tree, modname, is_pkg, self.finder(root), self.exports(root)
         )
         if self.specialize:
             an.imports.linked = functools.partial(library_link, an)
-        if starred is not None:
-            an.imports.starred = starred.resolver(tree)
         an.prepare()
         return an
 
