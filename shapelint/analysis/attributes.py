@@ -725,23 +725,21 @@ def _base_names(an, cd) -> list[str]:
 
 
 # Bases that make a class no subclass of a builtin type (int, str, tuple, dict...):
-# NamedTuple, the enums of int and str, and a library class may all be one.
+# NamedTuple, the enums of int and str, and a library class may all be one. An
+# instance over these alone is no tensor, tuple, list or dict either.
 _NO_BUILTIN_BASES = frozenset(
     {"object", "builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"}
 )
 
 
-def derives_from_object_alone(an, cd: ClassDef, depth: int = 0) -> bool:
+def derives_from_object_alone(an, cd: ClassDef) -> bool:
     """Whether every class along cd's bases is written in the project, or is object
     (ABC, Generic, Protocol), so that no builtin type is among them: an instance is
     then no int, float, str, bytes, tuple, list or dict (`isinstance(v, str)` is
     False). A class that defines `__class__` may claim another: not this."""
-    if depth > 20 or "__class__" in cd.methods:
-        return False
-    project = base_classes(an, cd)
-    if _bases_outside(an, cd, lambda name: name in _NO_BUILTIN_BASES) != len(project):
-        return False  # a base that is no project class: a builtin's or a library's
-    return all(derives_from_object_alone(an, p, depth + 1) for p in project)
+    return _every_along_bases(
+        an, cd, lambda c: "__class__" not in c.methods, _NO_BUILTIN_BASES.__contains__
+    )
 
 
 # Library bases whose metaclass is `type` or one that keeps type's `__repr__`
@@ -763,22 +761,22 @@ _TYPE_REPR_BASES = frozenset(
 )
 
 
-# Library bases an instance of which is no tensor, tuple, list or dict.
-_NO_CONTAINER_BASES = frozenset(
-    {"object", "builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"}
-)
-
-
-def plain_object(an: Analyzer, cd: ClassDef, depth: int = 0) -> bool:
+def plain_object(an: Analyzer, cd: ClassDef) -> bool:
     """Every class cd derives from is the project's, object, ABC, Generic or
     Protocol, with no metaclass given: an instance of cd is no tensor, tuple,
     list or dict, whatever its attributes hold."""
-    if depth > 20 or cd.node.keywords:
+    return _every_along_bases(an, cd, lambda c: not c.node.keywords, _NO_BUILTIN_BASES.__contains__)
+
+
+def _every_along_bases(an, cd: ClassDef, own, allowed, depth: int = 0) -> bool:
+    """own(c) holds of cd and of every project class along its bases, and every
+    base outside the project is one allowed (a test of its qualified name)."""
+    if depth > 20 or not own(cd):
         return False
     project = base_classes(an, cd)
-    if _bases_outside(an, cd, _NO_CONTAINER_BASES.__contains__) != len(project):
-        return False
-    return all(plain_object(an, p, depth + 1) for p in project)
+    if _bases_outside(an, cd, allowed) != len(project):
+        return False  # a base outside the project not among those allowed
+    return all(_every_along_bases(an, p, own, allowed, depth + 1) for p in project)
 
 
 def _type_repr_base(name: str | None) -> bool:
@@ -865,32 +863,25 @@ def _builds_as_type(an, cd: ClassDef, seen: dict[str, bool], depth: int, needs: 
     return all(_builds_as_type(an, p, seen, depth + 1, needs) for p in project)
 
 
-def plain_type(an, cd: ClassDef, depth: int = 0) -> bool:
+def plain_type(an, cd: ClassDef) -> bool:
     """Whether `obj.__class__` of an instance of cd is cd itself and `str(cd)` /
     `repr(cd)` is type's `<class 'module.Name'>`: no class along its bases names a
     metaclass (an Enum's prints `<enum ...>`) or binds `__class__`, and every base
     outside the project is one known to be a plain class of `type`."""
-    if depth > 20 or _binds_class_attr(cd):
-        return False
-    if any(k.arg == "metaclass" for k in cd.node.keywords):
-        return False
-    project = base_classes(an, cd)
-    if _bases_outside(an, cd, _type_repr_base) != len(project):
-        return False  # a base outside the project whose metaclass is not known
-    return all(plain_type(an, p, depth + 1) for p in project)
+    own = lambda c: not _binds_class_attr(c) and not _names_metaclass(c)  # noqa: E731
+    return _every_along_bases(an, cd, own, _type_repr_base)
 
 
-def metaclass_is_type(an, cd: ClassDef, depth: int = 0) -> bool:
+def metaclass_is_type(an, cd: ClassDef) -> bool:
     """Whether `type(cd)` is `type` itself: no class along its bases names a
     metaclass, and every base outside the project is a plain class of `type`
     (object, dict, list, OrderedDict, Generic, torch.nn's classes; not ABC or
     Protocol, whose metaclasses are ABCMeta's)."""
-    if depth > 20 or any(k.arg == "metaclass" for k in cd.node.keywords):
-        return False
-    project = base_classes(an, cd)
-    if _bases_outside(an, cd, _type_base) != len(project):
-        return False
-    return all(metaclass_is_type(an, p, depth + 1) for p in project)
+    return _every_along_bases(an, cd, lambda c: not _names_metaclass(c), _type_base)
+
+
+def _names_metaclass(cd: ClassDef) -> bool:
+    return any(k.arg == "metaclass" for k in cd.node.keywords)
 
 
 def _type_base(name: str | None) -> bool:

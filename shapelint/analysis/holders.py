@@ -131,19 +131,21 @@ def held_as(old: Value, new: Value, through_plain: bool = False) -> None:
     _everywhere(_Rebuild(old, lambda w: new if w is old else None, through_plain))
 
 
-def each_changed(an: Analyzer, then, held: list[dict] | None = None) -> None:
+def each_changed(an: Analyzer, then, v: Value, held: list[dict] | None = None) -> Value:
     """then(old, rebuilt) applied to every value the dicts in held (else the
     modules being built and the live frames) hold, each object once by identity,
     its holders rebuilt round it: objects Python changed in place at once
-    (`m.eval()`: m and every module below it, wherever each is held)."""
+    (`m.eval()`: m and every module below it, wherever each is held). v as the
+    same walk leaves it: the very object its holders now hold."""
     change = _Rebuild(_NOTHING, lambda w: None, then=then)
     if held is not None:
         for h in held:
             change.into(h)
-        return
-    an.outer_writes += 1
-    if not an.trial:
-        _everywhere(change)
+    else:
+        an.outer_writes += 1
+        if not an.trial:
+            _everywhere(change)
+    return change.of(v)
 
 
 def rebuilt(v: Value, then) -> Value:

@@ -53,16 +53,23 @@ def set_requires_grad(an, recv: Value, owner, args, kwargs, frame) -> Value:
     if isinstance(recv, SelfRecorder):
         for v in recv.attrs.values():
             _parameters_reached(v, reached)
-        holders.each_changed(an, _regrad(reached, flag), [recv.attrs])
+        holders.each_changed(an, _regrad(reached, flag), recv, [recv.attrs])
         return recv
     _parameters_reached(recv, reached)
-    then = _regrad(reached, flag)
-    made = holders.rebuilt(recv, then)
-    before = [dict(o.attrs) for o in owners]
-    holders.each_changed(an, then, [*(o.attrs for o in owners), frame.env])
-    if all(v is b[k] for o, b in zip(owners, before) for k, v in o.attrs.items()):
+    made, found = _changed_where_held(an, recv, _regrad(reached, flag), owners, frame)
+    if not found:
         trainability_lost(owners)  # held by none of the modules being built
     return made
+
+
+def _changed_where_held(an, recv: Value, then, owners: list, frame) -> tuple[Value, bool]:
+    """recv changed in place (then: the change to each value) in the attributes of
+    the modules being built (owners) and the frame's names, one walk: the object
+    they now hold, and whether any owner held something it changed."""
+    before = [dict(o.attrs) for o in owners]
+    made = holders.each_changed(an, then, recv, [*(o.attrs for o in owners), frame.env])
+    found = any(v is not b[k] for o, b in zip(owners, before) for k, v in o.attrs.items())
+    return made, found
 
 
 def retrains(obj: Value, flag: Value) -> bool:
@@ -126,19 +133,16 @@ def set_mode(
     if isinstance(recv, SelfRecorder):
         for v in recv.attrs.values():
             _reached(v, reached)
-        holders.each_changed(an, _flip(reached, flag), [recv.attrs])
+        holders.each_changed(an, _flip(reached, flag), recv, [recv.attrs])
         if modes.ATTR in recv.attrs:
             recv.attrs[modes.ATTR] = BoolV(flag)
         return recv
     _reached(recv, reached)
     then = _flip(reached, flag)
-    made = holders.rebuilt(recv, then)
     if owner is None:  # a forward's: one object changed wherever it is held
-        holders.each_changed(an, then)
-        return made
-    before = dict(owner.attrs)
-    holders.each_changed(an, then, [owner.attrs, frame.env])
-    if all(v is before[k] for k, v in owner.attrs.items()):
+        return holders.each_changed(an, then, recv)
+    made, found = _changed_where_held(an, recv, then, [owner], frame)
+    if not found:
         modes.lose()  # held by no constructor at hand
     return made
 
