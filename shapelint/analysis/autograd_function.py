@@ -31,7 +31,7 @@ from contextvars import ContextVar
 
 from shapelint.analysis import call_path, grad_mode
 from shapelint.analysis.attributes import base_classes, find_method, is_class_method
-from shapelint.analysis.repetition import add_costs, collected
+from shapelint.analysis.repetition import add_costs, collected, holding
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import saved as saving
 from shapelint.ops import versions
@@ -191,9 +191,7 @@ def apply(an, cd, klass: Value, node: ast.Call, args, kwargs, frame) -> Value | 
         else:
             own = _own_backward(an, cd, node, args, value, kept, state["attrs"], frame, grad)
         an.record(node, frame, f"{cd.name}.backward", None, args, value, own)
-    cost = add_costs(r.cost for r in children.values())
-    rec = an.record(node, frame, f"call {cd.name}.apply", None, args, value, cost)
-    rec.children = list(children.values())
+    holding(an, node, frame, f"call {cd.name}.apply", args, value, children, summed=False)
     return value
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from shapelint.analysis.callable_values import BoundMethodV, FunctionRefV
 from shapelint.analysis.decorators import CompiledV, FunctionV
 from shapelint.analysis.lambdas import ClosureV
-from shapelint.analysis.repetition import add_costs
+from shapelint.analysis.repetition import add_costs, collected, holding
 from shapelint.ops.values import Value
 
 if TYPE_CHECKING:
@@ -56,15 +56,9 @@ def join(a: Value, b: Value) -> CompiledV | None:
 def call(an: Analyzer, callee: CompiledV, node, args, kwargs, frame) -> Value:
     """The compiled function called: f's run, one record at the call holding f's
     records, its saved bytes not known."""
-    outer, children = frame.records, {}
-    frame.records = children
-    try:
+    with collected(frame) as children:
         value = an.call_value(callee.func, node, list(args), dict(kwargs), frame)
-    finally:
-        frame.records = outer
     cost = add_costs(r.cost for r in children.values())
     cost = dataclasses.replace(cost, saved=None, notes=[*cost.notes, _SAVED_WHY])
-    rec = an.record(node, frame, "call torch.compile", None, args, value, cost, summed=True)
-    rec.children = list(children.values())
+    holding(an, node, frame, "call torch.compile", args, value, children, cost)
     return value
-

@@ -49,7 +49,7 @@ from shapelint.analysis.dict_entries import ITEMS
 from shapelint.analysis.dict_values import dict_value, mapping
 from shapelint.analysis.module_kinds import MAPPING, UNFOLLOWED, torch_base, undescribed_torch_base
 from shapelint.analysis.recorder import SelfRecorder
-from shapelint.analysis.repetition import add_costs
+from shapelint.analysis.repetition import holding
 from shapelint.analysis.specialized import bind_arguments, specialized_invoke
 from shapelint.analysis.statements import declared_names
 from shapelint.analysis.torch_containers import torch_init
@@ -266,10 +266,7 @@ def built(an: Analyzer, cd: ClassDef, node: ast.Call, args, kwargs, frame) -> Va
     made, owner.built_made = owner.built_made, None
     if an.specialize and made is not None:
         tensors = [a for a in [*args, *kwargs.values()] if isinstance(a, TensorV)]
-        cost = add_costs(r.cost for r in made)
-        op = f"call {ast.unparse(node.func)}"
-        rec = an.record(node, frame, op, None, tensors, value, cost, summed=True)
-        rec.children = list(made)
+        holding(an, node, frame, f"call {ast.unparse(node.func)}", tensors, value, made)
     return value
 
 

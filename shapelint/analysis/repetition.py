@@ -176,6 +176,17 @@ def positive_count(times: Expr) -> bool:
     )
 
 
+def holding(an, node, frame, op: str, inputs, value, records, cost=None, summed=True):
+    """One record at node standing for a call whose own records (kept apart by
+    `collected`) it holds; its cost is theirs summed unless cost is given."""
+    records = list(records.values() if isinstance(records, dict) else records)
+    if cost is None:
+        cost = add_costs(r.cost for r in records)
+    rec = an.record(node, frame, op, None, inputs, value, cost, summed=summed)
+    rec.children = records
+    return rec
+
+
 def loop_record(an, stmt, frame, children: dict, n: int | None, count=None, extra=None):
     """The record of a `for` loop holding its turns' records: children keyed
     (*key, "iter", i) (add_turn) are turns run one by one (the table names item i of what

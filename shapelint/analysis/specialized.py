@@ -39,7 +39,7 @@ from shapelint.analysis.holders import fresh_objects, held_as
 from shapelint.analysis.module_kinds import is_module
 from shapelint.analysis.nodes import nodes_of
 from shapelint.analysis.recorder import SelfRecorder
-from shapelint.analysis.repetition import add_costs
+from shapelint.analysis.repetition import add_costs, collected, holding
 from shapelint.analysis.statements import declared_names
 from shapelint.analysis.unknown_cost import cost_not_known
 from shapelint.notation.symbolic import Expr
@@ -274,8 +274,7 @@ def specialized_invoke(
         elif cost.saved != Expr.const(0):
             # What it saves depends on which of its tensors were saved before this call.
             cost = replace(cost, saved=None, notes=[*cost.notes, storages.REUSED])
-    rec = an.record(node, frame, f"call {fd.qualname}", None, args, value, cost, summed=True)
-    rec.children = list(children)
+    holding(an, node, frame, f"call {fd.qualname}", args, value, children, cost)
     exc = raising.of_records(children)
     if exc is not None:
         raising.pending(exc)
@@ -369,15 +368,9 @@ def _call_decorated(an: Analyzer, fd: FuncDef, wrapped, recv, node, args, kwargs
     """One record at the call site, holding what the decorators' wrapper ran."""
     if recv is not None and not is_static(fd.node):
         args = [recv, *args]
-    saved, children = frame.records, {}
-    frame.records = children
-    try:
+    with collected(frame) as children:
         value = an.call_value(wrapped, node, list(args), dict(kwargs), frame)
-    finally:
-        frame.records = saved
-    rec = an.record(node, frame, f"call {fd.qualname}", None, args, value,
-                    add_costs(r.cost for r in children.values()), summed=True)  # fmt: skip
-    rec.children = list(children.values())
+    holding(an, node, frame, f"call {fd.qualname}", args, value, children)
     return value
 
 
@@ -400,9 +393,7 @@ def run_on_self(an: Analyzer, fd: FuncDef, me: SelfRecorder, node, args, kwargs,
         value, children = run_body(owner, fd, me, args, kwargs)
     finally:
         owner.in_flight.discard(key)
-    rec = an.record(node, frame, f"call {fd.qualname}", None, args, value,
-                    add_costs(r.cost for r in children), summed=True)  # fmt: skip
-    rec.children = list(children)
+    holding(an, node, frame, f"call {fd.qualname}", args, value, children)
     exc = raising.of_records(children) if an.specialize else None
     if exc is not None:  # it surely raised: so does the call, as specialized_invoke's
         raising.pending(exc)  # (a target run's: `check`'s constructions stay as they were)

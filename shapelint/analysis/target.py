@@ -45,7 +45,7 @@ from shapelint.analysis import (
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.annotation_checks import ANNOTATION_CODES, checked_at_run_time
 from shapelint.analysis.defs import named_params
-from shapelint.analysis.repetition import add_costs
+from shapelint.analysis.repetition import add_costs, collected, holding
 from shapelint.notation.dimspec import DTYPE_CLASSES
 from shapelint.notation.symbolic import Expr, fact_scope, nonnegative_facts
 from shapelint.notation.target import Target
@@ -390,18 +390,10 @@ def _call_made(an, recv: Value, shapes: dict, cd, top):
     keywords = [ast.keyword(n, ast.Name(f"<input {n}>", ast.Load())) for n in shapes]
     node = ast.copy_location(ast.Call(ast.Name(held, ast.Load()), [], keywords), cd.node)
     ast.fix_missing_locations(node)
-    saved, children = top.records, {}
-    top.records = children
-    try:
-        with storages.ledger(list(shapes.values()), _own(an, recv)), versions.run() as log:
-            value = an.eval(node, top)
-    finally:
-        top.records = saved
-    cost = add_costs(r.cost for r in children.values())
-    rec = an.record(
-        node, top, f"call {cd.name}(...)", None, list(shapes.values()), value, cost, summed=True
-    )
-    rec.children = list(children.values())
+    inputs = list(shapes.values())
+    with collected(top) as children, storages.ledger(inputs, _own(an, recv)), versions.run() as log:
+        value = an.eval(node, top)
+    holding(an, node, top, f"call {cd.name}(...)", inputs, value, children)
     return value, log
 
 

@@ -24,7 +24,7 @@ from shapelint.analysis.module_kinds import (
 )
 from shapelint.analysis.module_lists import ModuleListV, item_names
 from shapelint.analysis.recorder import SelfRecorder
-from shapelint.analysis.repetition import add_costs, scale_cost
+from shapelint.analysis.repetition import collected, holding, scale_cost
 from shapelint.analysis.unknown_cost import cost_not_known
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.stub_ops import layer_tensors, required_parameters
@@ -267,15 +267,9 @@ def inherited_forward(
     """A target whose forward is its torch base's, given args (and kwargs): one call
     record, at the class, holding what the base's forward ran."""
     node = ast.copy_location(ast.Call(ast.Name(cd.name, ast.Load()), [], []), cd.node)
-    saved, children = frame.records, {}
-    frame.records = children
-    try:
+    with collected(frame) as children:
         value = torch_forward(an, base, me, node, args, kwargs or {}, frame)
-    finally:
-        frame.records = saved
-    cost = add_costs(r.cost for r in children.values())
-    rec = an.record(node, frame, f"call {cd.name}.forward", None, args, value, cost, summed=True)
-    rec.children = list(children.values())
+    holding(an, node, frame, f"call {cd.name}.forward", args, value, children)
     return value
 
 
@@ -319,9 +313,7 @@ def call_sequential(an: Analyzer, seq: ModuleListV, node, args, kwargs, frame) -
     finally:
         frame.records = saved
         frame.chained = chained
-    cost = add_costs(r.cost for r in children.values())
-    rec = an.record(node, frame, "call nn.Sequential", None, args, x, cost, summed=True)
-    rec.children = list(children.values())
+    holding(an, node, frame, "call nn.Sequential", args, x, children)
     return x
 
 
