@@ -6,6 +6,7 @@ is checked against torch's flop counter under that loss."""
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -243,6 +244,12 @@ def test_undecided_alternatives_keep_the_backward_that_runs_either_way(monkeypat
     assert t["complete"], t["unknown"]
     assert not t["backward_complete"]
     assert int(t["flops_backward"]) == linear.pop() < min(truths)
+    # the reason names the test and what each alternative's backward costs: with the
+    # backward torch runs either way, each is one of torch's two figures
+    (entry,) = t["backward_unknown"]
+    assert "`self.fused` (line 47)" in entry["why"]
+    apart = [int(w) for w in re.findall(r"(\d+) (?:FLOPs )?if", entry["why"])]
+    assert {int(t["flops_backward"]) + a for a in apart} == truths
 
 
 def test_tolist_gives_numbers_whose_count_is_known():

@@ -111,12 +111,25 @@ def alternative(rec, why: str, when: str) -> None:
         rec.cost = dataclasses.replace(c, backward=None, notes=[*c.notes, f"backward: {why}"])
 
 
-def unknown_backward(records) -> None:
+def unknown_backward(records, why: str) -> None:
     """records of a counted-once alternative whose backward differs from the
-    others': the forward stands, the backward is not known."""
+    others': the forward stands, the backward is not known (why, first among the
+    notes: the one a face gives for it)."""
     for rec in records:
         if rec.cost.backward is not None:
-            rec.cost = dataclasses.replace(rec.cost, backward=None)
+            rec.cost = dataclasses.replace(rec.cost, backward=None, notes=[why, *rec.cost.notes])
+
+
+def _backward_apart(stmt: ast.If | ast.IfExp, body: Expr | None, orelse: Expr | None) -> str:
+    """Why the backward of alternatives of one forward is not known, with each one's
+    (timm's `if self.fused_attn:` SDPA against its math: the same products forward,
+    not backward)."""
+    when, otherwise = conditions(stmt)
+    figures = [("?" if e is None else e.to_human()) for e in (body, orelse)]
+    return (
+        f"backward: alternatives of the same forward, whose backward differs: "
+        f"{figures[0]} FLOPs if {when}, {figures[1]} if {otherwise}; which runs is not known"
+    )
 
 
 def unknown_saved(records) -> None:
@@ -156,7 +169,8 @@ def undecided(stmt: ast.If | ast.IfExp, frame, n_before: int, n_mid: int) -> Non
     if flops is not None and flops == total_of(orelse, "flops"):
         same_bytes = total_of(body, "bytes") == total_of(orelse, "bytes")
         # read before the `else` branch's calls are counted as costing nothing
-        same_backward = total_of(body, "backward") == total_of(orelse, "backward")
+        backwards = total_of(body, "backward"), total_of(orelse, "backward")
+        same_backward = backwards[0] == backwards[1]
         both = None
         if same_backward and total_of(body, "backward") != _ZERO:
             # the same backward as recorded; the loss may reach less of one branch
@@ -169,8 +183,8 @@ def undecided(stmt: ast.If | ast.IfExp, frame, n_before: int, n_mid: int) -> Non
         for rec in orelse:
             c = rec.cost
             rec.cost = Cost(_ZERO, c.other_flops, _ZERO if same_bytes else c.bytes, [note], True)
-        if not same_backward:
-            unknown_backward(body)  # the same forward, a different backward (a frozen layer)
+        if not same_backward:  # the same forward, a different backward (a frozen layer)
+            unknown_backward(body, _backward_apart(stmt, *backwards))
         for rec in body if both is not None else ():
             rec.alternatives = both
         return
