@@ -2511,3 +2511,39 @@ class Net(nn.Module):
         out.sum().backward()
     assert figures(t) == torch_counts(path, "Net(8)")
     assert t["backward_complete"] and t["flops_backward_value"] == fc.get_total_flops()
+
+
+BOOL_FLAGS = """
+import os
+
+import torch
+from torch import nn
+
+
+class Inner(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.ok = all(k.isupper() for k in os.environ)  # a bool, whichever
+
+
+class Outer(nn.Module):
+    def __init__(self, d=8, n=0):
+        super().__init__()
+        self.inner = Inner(d)
+        self.ok = n == 0 and self.inner.ok  # the same bool, read through the child
+
+    def forward(self, x):
+        return self.inner.lin(x)
+"""
+
+
+def test_a_builtin_returning_a_bool_not_known_holds_no_parameter(tmp_path):
+    # all() of what the analysis cannot walk is a bool all the same: stored and read
+    # back through a child, it is no module or Parameter (x-transformers'
+    # `can_cache_kv` left TransformerWrapper's parameters `?`)
+    p = tmp_path / "flags.py"
+    p.write_text(BOOL_FLAGS)
+    t = static(p, "Outer", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Outer()")
+    assert t["params_unknown"] == []

@@ -112,7 +112,15 @@ def call(an: Analyzer, name: str, node: ast.Call, args, kwargs, frame) -> Value 
         linked = joined_objects.either_among(v for v in held if id(v) not in fresh)
         if linked is not None:
             return linked
+    if name in _BOOL_RESULT:
+        return BoolV(None)
     return UNKNOWN if uc.free_builtin(name) else None
+
+
+# Builtins that return a bool whenever they return (a plain value, never a module or
+# tensor: x-transformers' `self.can_cache_kv = all([...])`, read by another module
+# into `n == 0 and ... and self.attn_layers.can_cache_kv`, left its parameters `?`).
+_BOOL_RESULT = frozenset({"any", "all", "bool", "callable", "isinstance", "issubclass", "hasattr"})
 
 
 def _fresh_display(node: ast.expr, v: Value) -> bool:
