@@ -2547,3 +2547,44 @@ def test_a_builtin_returning_a_bool_not_known_holds_no_parameter(tmp_path):
     t = static(p, "Outer", "--input", "x=2,8")
     assert figures(t) == torch_counts(p, "Outer()")
     assert t["params_unknown"] == []
+
+
+SET_GATHERED = """
+import torch
+from torch import nn
+
+
+class Inner(nn.Module):
+    _keep = ["lin"]
+
+    def __init__(self, d):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self._keep = set(self._keep or [])
+
+
+class Outer(nn.Module):
+    _keep = None
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.inner = Inner(d)
+        self._keep = set(self._keep or [])
+        for name, module in self.named_children():
+            if keep := getattr(module, "_keep", None):
+                self._keep.update(keep)
+
+    def forward(self, x):
+        return self.inner.lin(x)
+"""
+
+
+def test_a_set_changed_in_place_holds_no_parameter(tmp_path):
+    # a set gathered from the children (transformers' post_init: `_no_split_modules`,
+    # `_keep_in_fp32_modules`) stays a set, which torch never registers, whatever it
+    # holds; it left every transformers model built so with parameters `?`
+    p = tmp_path / "gathered.py"
+    p.write_text(SET_GATHERED)
+    t = static(p, "Outer", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Outer()")
+    assert t["params_unknown"] == []

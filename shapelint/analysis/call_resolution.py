@@ -52,6 +52,7 @@ from shapelint.analysis import (
     one_shot,
     own_methods,
     parameters,
+    plain,
     project,
     pytypes,
     raising,
@@ -966,6 +967,11 @@ def mutate_set(an: Analyzer, recv, func: ast.Attribute, frame) -> Value:
     if isinstance(func.value, ast.Attribute) and attribute_stores.store_attribute(
         an, func.value, UNKNOWN, frame
     ):
+        holder = frame.env.get(func.value.value.id)  # type: ignore[attr-defined]
+        if isinstance(holder, SelfRecorder):
+            # a set changed is a set: nothing torch registers (transformers' post_init
+            # `self._no_split_modules.update(...)` left every model's parameters `?`)
+            plain.mark(holder.attrs, func.value.attr, True)
         in_place.forget_held(an, recv)
         return UNKNOWN
     in_place.forget_value(an, recv)

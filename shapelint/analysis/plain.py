@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis.attributes import find_method, module_class, mro
 from shapelint.analysis.defs import FuncDef, named_params
+from shapelint.analysis.small_sets import SetV
 from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
@@ -162,10 +163,11 @@ def plain_class(an: Analyzer, cd: ClassDef) -> bool:
 
 def no_state(value: Value) -> bool:
     """None, a number, a string, or a tuple of them (a namedtuple's too); a plain
-    dict, whatever it holds (torch registers nothing a dict attribute holds)."""
+    dict or a set, whatever it holds (torch registers nothing a dict or set
+    attribute holds)."""
     if isinstance(value, TupleV):
         return all(no_state(v) for v in value.items)
-    if isinstance(value, ObjectV) and value.kind == DICT_KIND:
+    if isinstance(value, ObjectV) and value.kind == DICT_KIND or isinstance(value, SetV):
         return True
     return isinstance(value, (NoneV, IntV, FloatV, BoolV, StrV))
 
