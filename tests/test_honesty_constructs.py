@@ -7,8 +7,8 @@ case expects:
 - exact: the analysis can know the figure (a decided branch, a loop of known
   count, a record per evaluation): complete, and the count;
 - honest: complete and the count, or a lower bound at most the count;
-- bound: what the analysis does not model (hooks, overrides, swapped methods,
-  compile, apply): never complete, a lower bound at most the count;
+- bound: what the analysis does not model (hooks on every module, overrides,
+  swapped methods, compile, apply): never complete, a lower bound at most the count;
 - raises: torch raises; the target is never complete.
 """
 
@@ -1691,10 +1691,10 @@ CASES = {
                 return self.a(x)
         """,
         {"d": "4"},
-        expect="bound",
+        expect="exact",
     ),
     "hook_installer_not_called": _case(HOOK_INSTALLER, {"d": "4"}),
-    "hook_installer_called": _case(HOOK_INSTALLER, {"d": "4", "hooked": "True"}, expect="bound"),
+    "hook_installer_called": _case(HOOK_INSTALLER, {"d": "4", "hooked": "True"}, expect="exact"),
     # a nested def under a decorator the analysis does not run, called with no
     # tensor: it computes on the ones it captures
     "nested_def_under_a_decorator_not_followed": _case(
@@ -1730,7 +1730,7 @@ CASES = {
                 return self.a(x)
         """,
         {"d": "4"},
-        expect="bound",
+        expect="exact",
     ),
     "forward_pre_hook": _case(
         """
@@ -1745,7 +1745,7 @@ CASES = {
                 return self.a(x)
         """,
         {"d": "4"},
-        expect="bound",
+        expect="exact",
     ),
     "global_forward_hook": _case(
         """

@@ -41,6 +41,7 @@ from shapelint.analysis import (
     learning,
     loops,
     module_flags,
+    module_hooks,
     module_kinds,
     module_lists,
     module_state,
@@ -591,7 +592,14 @@ def call_attribute(
     if func.attr == "apply" and an.specialize and _torch_apply(an, recv, args, kwargs):
         return _module_apply(an, recv, node, frame, args[0])
     if func.attr in dynamic.HOOKS and an.specialize and not isinstance(recv, TensorV):
+        handle = module_hooks.register(an, recv, func.attr, args, kwargs)
+        if handle is not None:
+            an.record(node, frame, f"call {func.attr}", None, [], handle, _FREE)
+            return handle
         dynamic.hooked_at_run_time(an, _module_class(recv), func.attr, node.lineno)
+    if isinstance(recv, module_hooks.HandleV) and func.attr == "remove" and not args:
+        an.record(node, frame, "call remove", None, [], NoneV(), _FREE)
+        return module_hooks.remove(an, recv)
     if isinstance(recv, TensorV):
         if open_kwargs:
             # `x.mean(**kw)`, `x.view(*shape)`: the result's shape is in what the
@@ -755,6 +763,10 @@ def _torch_apply(an: Analyzer, recv, args, kwargs) -> bool:
         return False
     cls = pytypes.class_key(recv)
     return cls is None or "apply" not in an.class_methods(cls)
+
+
+# A call that computes nothing on a device (a hook's registration, its removal).
+_FREE = Cost(Expr.const(0), Expr.const(0), Expr.const(0))
 
 
 def _module_class(recv) -> str | None:

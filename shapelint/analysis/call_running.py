@@ -28,6 +28,7 @@ from shapelint.analysis import (
     joined_objects,
     lambdas,
     learning,
+    module_hooks,
     modules,
     narrowing,
     parametrize,
@@ -291,6 +292,9 @@ class CallRunningMixin:
                 why = "not analysed (a module of another file, given no size its caller fixed)"
                 return self.unknown_call(node, args, kwargs, frame, why)
             callee = made
+        hooks = module_hooks.hooked(self, callee)
+        if hooks:
+            return module_hooks.call(self, callee, hooks, node, args, kwargs, frame)
         res = modules.call_value(self, callee, node, args, kwargs, frame)
         if res is not None:
             return res

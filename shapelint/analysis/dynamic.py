@@ -1,8 +1,9 @@
 """What a target run does not model, found in the code and said.
 
 Calling a module runs its `forward` as the analysis reads it, unless the code
-changes what runs: a forward hook or pre-hook (on the module, or on every module
-through `register_module_forward_hook`), `forward` (or
+changes what runs: a forward hook or pre-hook the run cannot place
+(module_hooks.py runs those it can: on a module it knows, with arguments it knows;
+on every module through `register_module_forward_hook`), `forward` (or
 another method) assigned on an instance or on the class (`self.forward = ...`,
 `Model.forward = ...`, `setattr(obj, "forward", ...)`, anywhere in the file),
 `apply` with a function that replaces layers (in a function, or a method in a

@@ -33,6 +33,7 @@ from shapelint.analysis import (
     grad_mode,
     modes,
     module_flags,
+    module_hooks,
     module_kinds,
     project,
     pytypes,
@@ -319,8 +320,11 @@ def _evaluate(
         k = given.index(False) if False in given else len(names)
         args = [shapes[n] for n in names[:k]]
         rest = {n: shapes[n] for n in names[k:] if n in shapes}
-        with storages.ledger(list(shapes.values()), _own(an, recv)), versions.run() as log:
-            value = torch_containers.inherited_forward(an, base, recv, cd, args, top, rest)
+        if module_hooks.held_on(recv):  # its hooks run round forward: the call itself
+            value, log = _call_made(an, recv, shapes, cd, top, names[:k])
+        else:
+            with storages.ledger(list(shapes.values()), _own(an, recv)), versions.run() as log:
+                value = torch_containers.inherited_forward(an, base, recv, cd, args, top, rest)
     else:
         _check_names(an, fd, inputs, "--input", fd.qualname)
         for name, v in shapes.items():
@@ -328,8 +332,18 @@ def _evaluate(
                 shapes[name] = TensorV(
                     v.shape, annotated_dtype(an, fd, name), grad=False, origin=v.origin
                 )
-        with storages.ledger(list(shapes.values()), _own(an, recv)), versions.run() as log:
-            value = specialized.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
+        if not meth and module_hooks.held_on(recv):
+            # calling the module runs the hooks registered on it round forward
+            # (Module._call_impl): the call as written, `m(x)`, its inputs by position
+            # in the forward's order up to the first not given (what a hook's `args`
+            # holds), the rest by name
+            order = [a.arg for a in named_params(fd.node)[1:]]
+            given = [n in shapes for n in order]
+            k = given.index(False) if False in given else len(order)
+            value, log = _call_made(an, recv, shapes, cd, top, order[:k])
+        else:
+            with storages.ledger(list(shapes.values()), _own(an, recv)), versions.run() as log:
+                value = specialized.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
     rec = list(top.records.values())[-1]
     if raising.take() is not None or built is not None:
         rec.cost = raising.raises_cost(rec.cost, built)
@@ -381,14 +395,19 @@ def _check_made_names(an, made: Value, given: dict, cls_name: str) -> None:
         _check_names(an, fd, given, "--input", f"{cls_name}(...), a {cd.name},")
 
 
-def _call_made(an, recv: Value, shapes: dict, cd, top):
-    """`m(**inputs)` for the object a `__new__` returned, called as any value is
-    (its class's `__call__`, a torch layer's forward), in the target's ledger: one
-    call record at the class holding what the call ran, as a forward's."""
+def _call_made(an, recv: Value, shapes: dict, cd, top, positional=()):
+    """`m(**inputs)` (those named in positional given by position, in its order) for
+    the object a `__new__` returned or a module holding hooks, called as any value
+    is (its class's `__call__`, a torch layer's forward, its hooks round it), in the
+    target's ledger: one call record at the class holding what the call ran, as a
+    forward's."""
     held = "<target>"
     top.env = {**top.env, held: recv, **{f"<input {n}>": v for n, v in shapes.items()}}
-    keywords = [ast.keyword(n, ast.Name(f"<input {n}>", ast.Load())) for n in shapes]
-    node = ast.copy_location(ast.Call(ast.Name(held, ast.Load()), [], keywords), cd.node)
+    given = [ast.Name(f"<input {n}>", ast.Load()) for n in positional]
+    keywords = [
+        ast.keyword(n, ast.Name(f"<input {n}>", ast.Load())) for n in shapes if n not in positional
+    ]
+    node = ast.copy_location(ast.Call(ast.Name(held, ast.Load()), given, keywords), cd.node)
     ast.fix_missing_locations(node)
     inputs = list(shapes.values())
     with collected(top) as children, storages.ledger(inputs, _own(an, recv)), versions.run() as log:

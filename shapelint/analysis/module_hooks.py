@@ -1,0 +1,194 @@
+"""Forward hooks and pre-hooks a target run registers on a module it knows, run
+where torch runs them: `m.register_forward_pre_hook(fn)` and
+`m.register_forward_hook(fn)` add fn to m itself (one object, wherever it is held),
+and a call of m runs, as `Module._call_impl` does, each pre-hook in order as
+`fn(m, args)` (a value other than None replaces the positional arguments, a single
+one wrapped into a tuple; with `with_kwargs=True`, `fn(m, args, kwargs)` returns
+the pair), then forward, then each hook as `fn(m, args, output)` (a value other
+than None replaces the output; `fn(m, args, kwargs, output)` with `with_kwargs`).
+`prepend=True` puts the hook first. The handle registration returns removes it
+(`handle.remove()`).
+
+What the analysis cannot place (a module not known, a hook or a flag not known, a
+hook on every module) stays with dynamic.py: the calls it may change are not
+costed. The hooks' own ops are recorded where their bodies run.
+"""
+
+from __future__ import annotations
+
+import itertools
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from shapelint.analysis import aliasing, holders
+from shapelint.analysis.attributes import call_unsure, own_call
+from shapelint.analysis.dict_values import dict_value
+from shapelint.analysis.module_kinds import is_module
+from shapelint.analysis.recorder import SelfRecorder
+from shapelint.analysis.unknown_cost import op_text, record_not_known
+from shapelint.ops.values import DICT_KIND, UNKNOWN, BoolV, NoneV, ObjectV, TupleV, Value
+
+if TYPE_CHECKING:
+    from shapelint.analysis.defs import Analyzer
+
+HOOKS = "<forward hooks>"  # pseudo attribute of a module: a TupleV of HookV
+_PRE = "register_forward_pre_hook"
+_POST = "register_forward_hook"
+_OPTIONS = {_PRE: {"prepend", "with_kwargs"}, _POST: {"prepend", "with_kwargs", "always_call"}}
+
+_KEYS = itertools.count(1)
+# The module whose next call runs without its hooks: the call the hooks wrap.
+_BARE: ContextVar[int | None] = ContextVar("bare", default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class HookV(Value):
+    pre: bool
+    fn: Value
+    with_kwargs: bool
+    key: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandleV(Value):
+    """The RemovableHandle a registration returns."""
+
+    key: int
+
+
+def register(an: Analyzer, recv: Value, method: str, args, kwargs) -> Value | None:
+    """`recv.<method>(fn, ...)` in a target run: the handle, the hook added to recv
+    wherever it is held; None where the analysis cannot place it."""
+    if method not in _OPTIONS or len(args) != 1 or kwargs.keys() - _OPTIONS[method]:
+        return None
+    flags = {k: v.value if isinstance(v, BoolV) else None for k, v in kwargs.items()}
+    if any(f is None for f in flags.values()) or args[0] is UNKNOWN:
+        return None
+    hook = HookV(method == _PRE, args[0], bool(flags.get("with_kwargs")), next(_KEYS))
+    prepend = bool(flags.get("prepend"))
+    if isinstance(recv, SelfRecorder):
+        recv.attrs[HOOKS] = _added(recv.attrs.get(HOOKS), hook, prepend)
+        return HandleV(hook.key)
+    if not (isinstance(recv, ObjectV) and is_module(recv)):
+        return None
+
+    def then(old: Value, new: Value) -> Value:
+        if old is not recv or not isinstance(new, ObjectV):
+            return new
+        attrs = dict(new.attrs)
+        attrs[HOOKS] = _added(attrs.get(HOOKS), hook, prepend)
+        return ObjectV(new.kind, tuple(attrs.items()))
+
+    holders.each_changed(an, then, recv)
+    return HandleV(hook.key)
+
+
+def _added(held: Value | None, hook: HookV, prepend: bool) -> TupleV:
+    items = held.items if isinstance(held, TupleV) else ()
+    return TupleV((hook, *items) if prepend else (*items, hook))
+
+
+def remove(an: Analyzer, handle: HandleV) -> Value:
+    """`handle.remove()`: the hook leaves the module that holds it."""
+
+    def then(old: Value, new: Value) -> Value:
+        if not isinstance(new, ObjectV):
+            return new
+        held = dict(new.attrs).get(HOOKS)
+        if not isinstance(held, TupleV) or all(h.key != handle.key for h in held.items):
+            return new
+        kept = tuple(h for h in held.items if h.key != handle.key)
+        attrs = {k: v for k, v in new.attrs if k != HOOKS}
+        if kept:
+            attrs[HOOKS] = TupleV(kept)
+        return ObjectV(new.kind, tuple(attrs.items()))
+
+    holders.each_changed(an, then, UNKNOWN)
+    for r in aliasing.recorders():
+        held = r.attrs.get(HOOKS)
+        if isinstance(held, TupleV):
+            kept = tuple(h for h in held.items if h.key != handle.key)
+            r.attrs[HOOKS] = TupleV(kept)
+    return NoneV()
+
+
+def hooked(an: Analyzer, callee: Value) -> tuple[HookV, ...]:
+    """The hooks a call of callee runs (none for the call the hooks wrap)."""
+    if not an.specialize or type(callee) is not ObjectV:
+        return ()
+    held = dict(callee.attrs).get(HOOKS)
+    if not isinstance(held, TupleV) or not held.items:
+        return ()
+    if _BARE.get() == id(callee):
+        _BARE.set(None)
+        return ()
+    return held.items  # type: ignore[return-value]
+
+
+def call(an: Analyzer, callee: ObjectV, hooks, node, args, kwargs, frame) -> Value:
+    """callee(*args, **kwargs) with its hooks, as `Module._call_impl` runs them."""
+    if not _through_call_impl(an, callee):
+        # a class's own `__call__` runs instead, and the hooks only where it reaches
+        # nn.Module's (`super().__call__`), which no run here follows to them
+        return _lost(an, node, frame, "which of its hooks its own __call__ runs")
+    args, kwargs = list(args), dict(kwargs)
+    for h in hooks:
+        if not h.pre:
+            continue
+        given = [callee, TupleV(tuple(args), "tuple")] + ([_dict(kwargs)] if h.with_kwargs else [])
+        got = an.call_value(h.fn, node, given, {}, frame)
+        if isinstance(got, NoneV):
+            continue
+        if h.with_kwargs:
+            pair = got.items if isinstance(got, TupleV) and got.kind == "tuple" else ()
+            if len(pair) != 2 or not _is_dict(pair[1]) or not isinstance(pair[0], TupleV):
+                return _lost(an, node, frame, "a forward pre-hook's arguments")
+            args, kwargs = list(pair[0].items), {str(k): v for k, v in pair[1].attrs}
+        elif isinstance(got, TupleV) and got.kind == "tuple":
+            args = list(got.items)
+        elif got is UNKNOWN or isinstance(got, TupleV) and got.kind is None:
+            return _lost(an, node, frame, "what a forward pre-hook returns")
+        else:
+            args = [got]
+    token = _BARE.set(id(callee))
+    try:
+        out = an.call_value(callee, node, args, kwargs, frame)
+    finally:
+        _BARE.reset(token)
+    for h in hooks:
+        if h.pre:
+            continue
+        given = [callee, TupleV(tuple(args), "tuple")] + ([_dict(kwargs)] if h.with_kwargs else [])
+        got = an.call_value(h.fn, node, [*given, out], {}, frame)
+        if not isinstance(got, NoneV):
+            out = got
+    return out
+
+
+def held_on(v: Value) -> bool:
+    """v holds hooks a call of it runs."""
+    held = dict(v.attrs).get(HOOKS) if isinstance(v, ObjectV) else None
+    return isinstance(held, TupleV) and bool(held.items)
+
+
+def _through_call_impl(an: Analyzer, callee: ObjectV) -> bool:
+    """Calling callee runs nn.Module.__call__ (a torch layer, or a project class
+    that defines no `__call__` along its bases)."""
+    if not callee.kind.startswith("<class>"):
+        return True
+    cd = an.class_of(callee.kind[len("<class>") :])
+    return cd is not None and own_call(an, cd) is None and not call_unsure(an, cd)
+
+
+def _dict(kwargs: dict) -> ObjectV:
+    return dict_value(kwargs)
+
+
+def _is_dict(v: Value) -> bool:
+    return isinstance(v, ObjectV) and v.kind == DICT_KIND
+
+
+def _lost(an: Analyzer, node, frame, what: str) -> Value:
+    record_not_known(an, node, frame, op_text(node), f"{what} is not known")
+    return UNKNOWN

@@ -1,0 +1,194 @@
+"""Forward hooks and pre-hooks a target run registers (analysis/module_hooks.py): run
+round forward where torch's Module._call_impl runs them, on the module itself, by
+position, removed by their handle; figures (forward, backward, parameters, output
+shape) against FlopCounterMode. What the analysis cannot place stays not costed."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import run_class, torch_figures, written_module
+
+torch = pytest.importorskip("torch")
+
+SOURCE = """
+import torch
+from torch import nn
+
+
+class Post(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.l0 = nn.Linear(d, d)
+        self.w0 = nn.Parameter(torch.randn(d, d))
+        self.l0.register_forward_hook(lambda m, args, out: out @ self.w0)
+
+    def forward(self, x):
+        return self.l0(x)
+
+
+class Pre(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.l0 = nn.Linear(d, d)
+        self.w0 = nn.Parameter(torch.randn(d, d))
+        self.l0.register_forward_pre_hook(lambda m, args: args[0] @ self.w0)
+
+    def forward(self, x):
+        return self.l0(x)
+
+
+def narrow(m, args, out):
+    return out[..., :2]
+
+
+class Ordered(nn.Module):
+    # the same two hooks, the product first or second: prepend decides the cost
+    def __init__(self, d=8, prepend=False):
+        super().__init__()
+        self.l0 = nn.Linear(d, d)
+        self.w0 = nn.Parameter(torch.randn(d, d))
+        self.l0.register_forward_hook(narrow)
+        self.l0.register_forward_hook(lambda m, args, out: out @ self.w0[: out.shape[-1]], prepend=prepend)
+
+    def forward(self, x):
+        return self.l0(x)
+
+
+class Own(nn.Module):
+    # on the target itself: calling it runs the hook, m is the module
+    def __init__(self, d=8):
+        super().__init__()
+        self.l0 = nn.Linear(d, d)
+        self.w0 = nn.Parameter(torch.randn(d, d))
+        self.register_forward_hook(lambda m, args, out: out @ m.w0)
+
+    def forward(self, x):
+        return self.l0(x)
+
+
+class Keywords(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.l0 = nn.Linear(d, d)
+        self.w0 = nn.Parameter(torch.randn(d, d))
+        self.l0.register_forward_pre_hook(
+            lambda m, args, kwargs: ((args[0] @ self.w0,), kwargs), with_kwargs=True
+        )
+
+    def forward(self, x):
+        return self.l0(x)
+
+
+class Removed(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.inner = Own(d)
+        handle = self.inner.l0.register_forward_hook(lambda m, args, out: out @ self.inner.w0)
+        self.kept = self.inner.l0.register_forward_pre_hook(lambda m, args: None)
+        handle.remove()
+
+    def forward(self, x):
+        return self.inner(x) + self.inner.l0(x)
+
+
+class Later(nn.Module):
+    # registered in forward, after a first call: the second call runs it
+    def __init__(self, d=8):
+        super().__init__()
+        self.l0 = nn.Linear(d, d)
+        self.w0 = nn.Parameter(torch.randn(d, d))
+
+    def forward(self, x):
+        y = self.l0(x)
+        self.l0.register_forward_hook(lambda m, args, out: out @ self.w0)
+        return self.l0(y)
+"""
+
+CASES = [
+    ("Post", {}),
+    ("Pre", {}),
+    ("Ordered", {"prepend": False}),
+    ("Ordered", {"prepend": True}),
+    ("Own", {}),
+    ("Keywords", {}),
+    ("Removed", {}),
+]
+
+
+@pytest.mark.parametrize(("name", "kw"), CASES)
+def test_hooks_run_as_torch_runs_them(tmp_path, name, kw):
+    path, mod = written_module(tmp_path, "hooked", SOURCE)
+    inputs = {"x": (2, 8)}
+    fwd, bwd, params, shape = torch_figures(mod, name, kw, inputs, True)
+    t = run_class(path, name, kw, inputs, True)
+    assert t["complete"] and t["backward_complete"], (t["unknown"], t["backward_unknown"])
+    assert (int(t["flops"]), int(t["flops_backward"])) == (fwd, bwd)
+    assert int(t["params"]) == params
+    assert tuple(int(n) for n in t["output"]) == shape
+
+
+def test_a_hook_registered_in_forward_runs_from_then_on(tmp_path):
+    path, mod = written_module(tmp_path, "hooked", SOURCE)
+    fwd, _, _, shape = torch_figures(mod, "Later", {}, {"x": (2, 8)}, True)
+    t = run_class(path, "Later", {}, {"x": (2, 8)}, True)
+    assert t["complete"] and int(t["flops"]) == fwd == 3 * 256
+    assert tuple(int(n) for n in t["output"]) == shape
+
+
+OWN_CALL = """
+import torch
+from torch import nn
+
+
+class Called(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.l0 = nn.Linear(d, d)
+
+    def __call__(self, x):
+        return self.forward(x)  # nn.Module.__call__ never runs: nor do its hooks
+
+    def forward(self, x):
+        return self.l0(x)
+
+
+class Bound(nn.Module):
+    # a method of the module being built, called once it is built: not followed
+    def __init__(self, d=8):
+        super().__init__()
+        self.l0 = nn.Linear(d, d)
+        self.w0 = nn.Parameter(torch.randn(d, d))
+        self.l0.register_forward_pre_hook(self.scaled)
+
+    def scaled(self, m, args):
+        return args[0] @ self.w0
+
+    def forward(self, x):
+        return self.l0(x)
+
+
+class Holder(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.c = Called(d)
+        self.w0 = nn.Parameter(torch.randn(d, d))
+        self.c.register_forward_hook(lambda m, args, out: out @ self.w0)
+
+    def forward(self, x):
+        return self.c(x)
+"""
+
+
+def test_a_class_with_its_own_call_leaves_its_hooks_not_known(tmp_path):
+    path, _ = written_module(tmp_path, "own_call", OWN_CALL)
+    t = run_class(path, "Holder", {}, {"x": (2, 8)}, False)
+    assert not t["complete"]
+    assert any("__call__" in u["why"] for u in t["unknown"]), t["unknown"]
+
+
+def test_a_hook_the_analysis_cannot_run_leaves_the_call_not_known(tmp_path):
+    path, mod = written_module(tmp_path, "own_call", OWN_CALL)
+    fwd, *_ = torch_figures(mod, "Bound", {}, {"x": (2, 8)}, False)
+    t = run_class(path, "Bound", {}, {"x": (2, 8)}, False)
+    assert not t["complete"] and int(t["flops"]) < fwd
