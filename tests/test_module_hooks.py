@@ -192,3 +192,46 @@ def test_a_hook_the_analysis_cannot_run_leaves_the_call_not_known(tmp_path):
     fwd, *_ = torch_figures(mod, "Bound", {}, {"x": (2, 8)}, False)
     t = run_class(path, "Bound", {}, {"x": (2, 8)}, False)
     assert not t["complete"] and int(t["flops"]) < fwd
+
+
+MAYBE = """
+import os
+
+import torch
+from torch import nn
+
+
+class Maybe(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.l0 = nn.Linear(d, d)
+        self.w0 = nn.Parameter(torch.randn(d, d))
+        if os.environ.get("SHAPELINT_TEST_HOOKED"):
+            self.l0.register_forward_hook(lambda m, a, o: o @ self.w0)
+
+    def forward(self, x):
+        return self.l0(x)
+
+
+class MaybeSelf(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.l0 = nn.Linear(d, d)
+        self.w0 = nn.Parameter(torch.randn(d, d))
+        if os.environ.get("SHAPELINT_TEST_HOOKED"):
+            self.register_forward_hook(lambda m, a, o: o @ m.w0)
+
+    def forward(self, x):
+        return self.l0(x)
+"""
+
+
+@pytest.mark.parametrize("name", ["Maybe", "MaybeSelf"])
+def test_hooks_registered_on_one_path_leave_the_call_not_known(tmp_path, name):
+    # 256 or 512 FLOPs as the environment decides: no complete figure; the
+    # parameters stay torch's, hooks being no state
+    path, mod = written_module(tmp_path, "maybe", MAYBE)
+    _, _, params, _ = torch_figures(mod, name, {}, {"x": (2, 8)}, False)
+    t = run_class(path, name, {}, {"x": (2, 8)}, False)
+    assert not t["complete"] and t["unknown"]
+    assert int(t["params"]) == params

@@ -26,7 +26,7 @@ from shapelint.analysis.attributes import call_unsure, own_call
 from shapelint.analysis.dict_values import dict_value
 from shapelint.analysis.module_kinds import is_module
 from shapelint.analysis.recorder import SelfRecorder
-from shapelint.analysis.unknown_cost import op_text, record_not_known
+from shapelint.analysis.unknown_cost import record_not_known
 from shapelint.ops.values import DICT_KIND, UNKNOWN, BoolV, NoneV, ObjectV, TupleV, Value
 
 if TYPE_CHECKING:
@@ -48,6 +48,10 @@ class HookV(Value):
     fn: Value
     with_kwargs: bool
     key: int
+
+
+# The hooks of a module whose hooks the analysis lost.
+_NOT_KNOWN = HookV(False, UNKNOWN, False, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,24 +118,28 @@ def remove(an: Analyzer, handle: HandleV) -> Value:
 
 
 def hooked(an: Analyzer, callee: Value) -> tuple[HookV, ...]:
-    """The hooks a call of callee runs (none for the call the hooks wrap)."""
+    """The hooks a call of callee runs (none for the call the hooks wrap;
+    _NOT_KNOWN among them where which is not known)."""
     if not an.specialize or type(callee) is not ObjectV:
         return ()
     held = dict(callee.attrs).get(HOOKS)
-    if not isinstance(held, TupleV) or not held.items:
+    if held is None or isinstance(held, TupleV) and not held.items:
         return ()
     if _BARE.get() == id(callee):
         _BARE.set(None)
         return ()
-    return held.items  # type: ignore[return-value]
+    # hooks on one path and not the other, or others since (a join): which run, not known
+    return held.items if isinstance(held, TupleV) else (_NOT_KNOWN,)  # type: ignore[return-value]
 
 
 def call(an: Analyzer, callee: ObjectV, hooks, node, args, kwargs, frame) -> Value:
     """callee(*args, **kwargs) with its hooks, as `Module._call_impl` runs them."""
+    if _NOT_KNOWN in hooks:
+        return _lost(an, callee, node, frame, "which hooks it holds")
     if not _through_call_impl(an, callee):
         # a class's own `__call__` runs instead, and the hooks only where it reaches
         # nn.Module's (`super().__call__`), which no run here follows to them
-        return _lost(an, node, frame, "which of its hooks its own __call__ runs")
+        return _lost(an, callee, node, frame, "which of its hooks its own __call__ runs")
     args, kwargs = list(args), dict(kwargs)
     for h in hooks:
         if not h.pre:
@@ -143,12 +151,12 @@ def call(an: Analyzer, callee: ObjectV, hooks, node, args, kwargs, frame) -> Val
         if h.with_kwargs:
             pair = got.items if isinstance(got, TupleV) and got.kind == "tuple" else ()
             if len(pair) != 2 or not _is_dict(pair[1]) or not isinstance(pair[0], TupleV):
-                return _lost(an, node, frame, "a forward pre-hook's arguments")
+                return _lost(an, callee, node, frame, "a forward pre-hook's arguments")
             args, kwargs = list(pair[0].items), {str(k): v for k, v in pair[1].attrs}
         elif isinstance(got, TupleV) and got.kind == "tuple":
             args = list(got.items)
         elif got is UNKNOWN or isinstance(got, TupleV) and got.kind is None:
-            return _lost(an, node, frame, "what a forward pre-hook returns")
+            return _lost(an, callee, node, frame, "what a forward pre-hook returns")
         else:
             args = [got]
     token = _BARE.set(id(callee))
@@ -167,9 +175,9 @@ def call(an: Analyzer, callee: ObjectV, hooks, node, args, kwargs, frame) -> Val
 
 
 def held_on(v: Value) -> bool:
-    """v holds hooks a call of it runs."""
+    """v holds hooks a call of it runs (or may)."""
     held = dict(v.attrs).get(HOOKS) if isinstance(v, ObjectV) else None
-    return isinstance(held, TupleV) and bool(held.items)
+    return held is not None and not (isinstance(held, TupleV) and not held.items)
 
 
 def _through_call_impl(an: Analyzer, callee: ObjectV) -> bool:
@@ -189,6 +197,9 @@ def _is_dict(v: Value) -> bool:
     return isinstance(v, ObjectV) and v.kind == DICT_KIND
 
 
-def _lost(an: Analyzer, node, frame, what: str) -> Value:
-    record_not_known(an, node, frame, op_text(node), f"{what} is not known")
+def _lost(an: Analyzer, callee: ObjectV, node, frame, what: str) -> Value:
+    """The call of a hooked module, not followed (named by its class: a target's own
+    call has no text of its own)."""
+    name = callee.kind.removeprefix("<class>").rpartition(":")[2].rpartition(".")[2]
+    record_not_known(an, node, frame, f"call {name}", f"{name}: {what} is not known")
     return UNKNOWN

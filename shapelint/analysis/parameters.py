@@ -24,6 +24,7 @@ from shapelint.analysis import plain
 from shapelint.analysis.aliasing import ALIASED
 from shapelint.analysis.attributes import derives_from_module
 from shapelint.analysis.callable_values import ChoiceV
+from shapelint.analysis.module_hooks import HOOKS
 from shapelint.analysis.module_kinds import (
     LAYERS,
     REGISTERED_DICT_KIND,
@@ -157,8 +158,8 @@ def _walk(an, v: Value, name: str, seen: _Seen) -> ModuleCount:
     plain_attrs = plain.names(members) | _layer_arguments(v)
     for attr, item in members:
         path = f"{name}.{attr}" if name else attr
-        if attr in plain_attrs and item is UNKNOWN:
-            continue  # not known, but surely no module, Parameter or buffer
+        if attr in plain_attrs and item is UNKNOWN or attr == HOOKS:
+            continue  # not known, but surely no module, Parameter or buffer; hooks
         if attr == REQUIRES_GRAD_UNKNOWN:
             node.trainable_known = node.trainable_bound = False
             continue
