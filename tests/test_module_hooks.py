@@ -235,3 +235,91 @@ def test_hooks_registered_on_one_path_leave_the_call_not_known(tmp_path, name):
     t = run_class(path, name, {}, {"x": (2, 8)}, False)
     assert not t["complete"] and t["unknown"]
     assert int(t["params"]) == params
+
+
+# `self.forward = f` while the module is built: an attribute of the instance, which
+# nn.Module.__call__ (and any `m.forward` read) finds before the class's method
+OWN_FORWARD = """
+import torch
+from torch import nn
+
+
+class Fast(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.l = nn.Linear(d, d)
+        self.forward = self.twice
+
+    def forward(self, x):
+        return self.l(x)
+
+    def twice(self, x):
+        return self.l(self.l(x))
+
+    def run(self, x):
+        return self.forward(x)
+
+
+class Lam(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.l = nn.Linear(d, d)
+        self.forward = lambda x: self.l(self.l(self.l(x)))
+
+    def forward(self, x):
+        return self.l(x)
+
+
+class Uses(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.f = Fast(d)
+        self.g = Lam(d)
+
+    def forward(self, x):
+        a = self.f(x) + self.f.forward(x) + self.f.run(x)
+        read = self.g.forward
+        return a + read(x) + getattr(self.f, "forward")(x)
+
+
+class Later(nn.Module):
+    # stored in a forward, on the built module: the one object keeps it, and a
+    # call of the class's forward after it would not be modelled
+    def __init__(self, d=8):
+        super().__init__()
+        self.l = nn.Linear(d, d)
+
+    def forward(self, x):
+        self.forward = self.twice
+        return self.l(x)
+
+    def twice(self, x):
+        return self.l(self.l(x))
+
+
+class UsesLater(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.m = Later(d)
+
+    def forward(self, x):
+        return self.m(self.m(x))
+"""
+
+
+@pytest.mark.parametrize("name", ["Fast", "Lam", "Uses"])
+def test_the_instances_own_forward_runs(tmp_path, name):
+    path, mod = written_module(tmp_path, "own_forward", OWN_FORWARD)
+    fwd, bwd, params, shape = torch_figures(mod, name, {}, {"x": (2, 8)}, True)
+    t = run_class(path, name, {}, {"x": (2, 8)}, True)
+    assert t["complete"] and t["backward_complete"], (t["unknown"], t["backward_unknown"])
+    assert (int(t["flops"]), int(t["flops_backward"])) == (fwd, bwd)
+    assert int(t["params"]) == params
+
+
+def test_a_forward_stored_on_the_built_module_runs_from_the_next_call(tmp_path):
+    # the first call runs the class's forward (256), the second the stored one (512)
+    path, mod = written_module(tmp_path, "own_forward", OWN_FORWARD)
+    fwd, *_ = torch_figures(mod, "UsesLater", {}, {"x": (2, 8)}, False)
+    t = run_class(path, "UsesLater", {}, {"x": (2, 8)}, False)
+    assert t["complete"] and int(t["flops"]) == fwd == 3 * 256

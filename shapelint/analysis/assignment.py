@@ -22,6 +22,7 @@ from shapelint.analysis import (
     data_store,
     decorators,
     dict_values,
+    dynamic,
     expressions,
     holders,
     in_place,
@@ -90,6 +91,10 @@ def _own_method(an, v: Value, name: str) -> bool:
     if type(v) is not ObjectV or not v.kind.startswith("<class>"):
         return False
     return name in an.class_methods(v.kind[len("<class>") :])
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
 
 
 def _from_self(target: ast.Attribute) -> bool:
@@ -247,6 +252,7 @@ class AssignmentMixin:
                 attribute_stores.retyped(self, target, frame, value)
                 return
             base = frame.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
+            kept = None  # what a plain store on the module being built keeps
             owner = frame.env.get("self")
             building = self.specialize and isinstance(owner, SelfRecorder)  # a target's module
             in_construction = building or self.specialize and bool(aliasing.recorders())
@@ -418,6 +424,11 @@ class AssignmentMixin:
                 )
             else:
                 absence.stored_elsewhere(target.attr)  # kept on no value (a file's top level)
+            if self.specialize and target.attr == "forward" and _is_self(target.value):
+                # an instance attribute of the module being built, stored as such,
+                # which calling the module runs; anything else stays not modelled
+                placed = kept is not None and base.attrs.get("forward") is kept
+                dynamic.forward_stored(self, base, placed)
         elif isinstance(target, ast.Starred):
             self._assign(target.value, UNKNOWN, frame, None)
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Subscript):

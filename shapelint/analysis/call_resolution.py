@@ -501,6 +501,11 @@ def call_attribute(
             return array
     if open_kwargs and an.specialize and _project_method(an, recv, func.attr):
         return _not_one_by_one(an, node, args, kwargs, frame)
+    own = module_hooks.own_forward_read(an, recv, func.attr)
+    if own is not None:  # `m.forward(x)` where the instance holds its own forward
+        if own is UNKNOWN:
+            return an.unknown_call(node, args, kwargs, frame, "the forward its instance holds")
+        return an.call_value(own, node, args, kwargs, frame)
     if an.specialize and stdlib_logging.is_logger(recv):
         # a standard library object: not given as one of the call's values
         return stdlib_logging.method(func.attr, args, kwargs, open_kwargs)

@@ -295,6 +295,9 @@ class CallRunningMixin:
         hooks = module_hooks.hooked(self, callee)
         if hooks:
             return module_hooks.call(self, callee, hooks, node, args, kwargs, frame)
+        own = module_hooks.instance_forward(self, callee)
+        if own is not None:
+            return module_hooks.call_own_forward(self, callee, own, node, args, kwargs, frame)
         res = modules.call_value(self, callee, node, args, kwargs, frame)
         if res is not None:
             return res

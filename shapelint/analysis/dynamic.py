@@ -148,6 +148,14 @@ def _scan(tree: ast.Module, at_run_time: bool = False, an=None) -> Scan:
                         and copies_itself(an, _enclosing(tree, node), el, node.value)
                     ):
                         continue  # the method's own copy: the same body runs
+                    if (
+                        at_run_time
+                        and el.attr == "forward"
+                        and _is_self(el.value)
+                        and owner is not None
+                        and id(node) in in_functions
+                    ):
+                        continue  # `self.forward = f`: judged where it runs (forward_stored)
                     _assigned(out, el.value, el.attr, owner, classes, methods)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             name = node.func.attr
@@ -266,6 +274,19 @@ def set_at_run_time(an, cls: str | None, name: str | None, on_class: bool, metho
     owner = cls if cls is not None else ANY
     into.add(owner, key, why)
     (into.on_classes if on_class else into.on_instances).add((owner, key))
+
+
+def forward_stored(an, recv, placed: bool) -> None:
+    """`self.forward = f` run in a target run (the scan leaves it to the run): on the
+    instance being built it is an attribute of the instance, which a call of the
+    module runs in place of the class's forward (module_hooks.instance_forward);
+    anywhere else (a forward's `self`, a class's own `__setattr__`) calls of the
+    class's forward are not modelled from then on, as the scan would have said."""
+    if placed or _GENERIC.get():
+        return
+    cls = getattr(recv, "cls", None) or getattr(recv, "kind", "").removeprefix("<class>") or None
+    name = cls.rpartition(":")[2].rpartition(".")[2] if cls else None
+    set_at_run_time(an, name, "forward", False, None)
 
 
 def hooked_at_run_time(an, cls: str | None, name: str, line: int) -> None:

@@ -1,4 +1,7 @@
-"""Forward hooks and pre-hooks a target run registers on a module it knows, run
+"""What calling a module runs in a target run, as `Module._call_impl` runs it: the
+forward the instance holds (`self.forward = f` while it was built, found before the
+class's method as Python's lookup finds it; `m.forward` read so too), and the
+forward hooks and pre-hooks a target run registers on a module it knows, run
 where torch runs them: `m.register_forward_pre_hook(fn)` and
 `m.register_forward_hook(fn)` add fn to m itself (one object, wherever it is held),
 and a call of m runs, as `Module._call_impl` does, each pre-hook in order as
@@ -21,8 +24,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import aliasing, holders
+from shapelint.analysis import aliasing, holders, own_methods
 from shapelint.analysis.attributes import call_unsure, own_call
+from shapelint.analysis.callable_values import bind_own
 from shapelint.analysis.dict_values import dict_value
 from shapelint.analysis.module_kinds import is_module
 from shapelint.analysis.recorder import SelfRecorder
@@ -175,9 +179,40 @@ def call(an: Analyzer, callee: ObjectV, hooks, node, args, kwargs, frame) -> Val
 
 
 def held_on(v: Value) -> bool:
-    """v holds hooks a call of it runs (or may)."""
-    held = dict(v.attrs).get(HOOKS) if isinstance(v, ObjectV) else None
-    return held is not None and not (isinstance(held, TupleV) and not held.items)
+    """A call of v runs hooks (or may), or a forward of the instance's own."""
+    attrs = dict(v.attrs) if isinstance(v, ObjectV) else {}
+    held = attrs.get(HOOKS)
+    hooks = held is not None and not (isinstance(held, TupleV) and not held.items)
+    return hooks or "forward" in attrs and is_module(v)
+
+
+def instance_forward(an: Analyzer, callee: Value) -> Value | None:
+    """The forward a module's instance holds (`self.forward = self.twice` while it was
+    built), which `Module._call_impl` runs, as Python's lookup finds the instance's
+    attribute before the class's method; None where it holds none."""
+    if not an.specialize or type(callee) is not ObjectV or not is_module(callee):
+        return None
+    return dict(callee.attrs).get("forward")
+
+
+def own_forward_read(an: Analyzer, recv: Value, name: str) -> Value | None:
+    """`recv.forward` where the module instance holds its own forward: that value,
+    bound as Python binds a method the instance holds (UNKNOWN where not known);
+    None where it holds none (the class's method is read)."""
+    if name != "forward" or not an.specialize:
+        return None
+    if isinstance(recv, SelfRecorder):
+        own = recv.attrs.get("forward")
+        return None if own is None else own_methods.read_back(recv, own)
+    own = instance_forward(an, recv)
+    return None if own is None else own if own is UNKNOWN else bind_own(own, recv)
+
+
+def call_own_forward(an: Analyzer, callee: ObjectV, own: Value, node, args, kwargs, frame):
+    """callee(*args, **kwargs) where the instance holds its own forward."""
+    if own is UNKNOWN or not _through_call_impl(an, callee):
+        return _lost(an, callee, node, frame, "the forward its instance holds")
+    return an.call_value(bind_own(own, callee), node, list(args), dict(kwargs), frame)
 
 
 def _through_call_impl(an: Analyzer, callee: ObjectV) -> bool:
