@@ -323,3 +323,60 @@ def test_a_forward_stored_on_the_built_module_runs_from_the_next_call(tmp_path):
     fwd, *_ = torch_figures(mod, "UsesLater", {}, {"x": (2, 8)}, False)
     t = run_class(path, "UsesLater", {}, {"x": (2, 8)}, False)
     assert t["complete"] and int(t["flops"]) == fwd == 3 * 256
+
+
+UNPLACED = """
+import os
+
+import torch
+from torch import nn
+
+
+class Unplaced(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.l0 = nn.Linear(d, d)
+        name = os.environ.get("SHAPELINT_TEST_LAYER", "l0")
+        getattr(self, name).register_forward_hook(lambda m, a, o: o @ o.new_ones(8, 8))
+
+    def forward(self, x):
+        return self.l0(x)
+
+
+class Helper:
+    def __init__(self, d):
+        self.w = torch.randn(d, d)
+
+    def get(self, x):
+        return x @ self.w
+
+
+def run(x):
+    Unplaced(8)
+    return Helper(8).get(x)
+
+
+def called(x):
+    return Unplaced(8)(x)
+"""
+
+
+def test_a_hook_the_run_cannot_place_changes_module_calls_alone(tmp_path):
+    # on a module not known: any module's forward may run it (not known); a plain
+    # object's method is no module call, and stays as it is
+    from shapelint.cli.options import analysis_options, load_config
+    from shapelint.cost.target import run_target
+    from shapelint.notation.target import Target
+
+    path, mod = written_module(tmp_path, "unplaced", UNPLACED)
+    options = analysis_options(load_config([path], None), dtype=None, dims={})
+    t = run_target(Target(str(path), "run"), [], ["x=2,8"], {}, options)
+    with torch.no_grad():
+        from torch.utils.flop_counter import FlopCounterMode
+
+        with FlopCounterMode(display=False) as fc:
+            mod.run(torch.randn(2, 8))
+    assert t["complete"] and int(t["flops"]) == fc.get_total_flops() == 256
+    t = run_target(Target(str(path), "called"), [], ["x=2,8"], {}, options)
+    assert not t["complete"]
+    assert any("forward hook" in u["why"] for u in t["unknown"]), t["unknown"]

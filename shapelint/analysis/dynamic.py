@@ -165,7 +165,9 @@ def _scan(tree: ast.Module, at_run_time: bool = False, an=None) -> Scan:
                 cls = owner if owner is not None and _is_self(node.func.value) else ANY
                 if owner is not None and not _is_self(node.func.value):
                     cls = owner  # a hook on a layer the class holds: calling the class
-                out.add(cls, ANY, f"a forward hook ({name}, line {node.lineno})")
+                # a hook runs where a module is called, round its forward: no
+                # other method changes (a helper object's `get` stays as it is)
+                out.add(cls, "forward", f"a forward hook ({name}, line {node.lineno})")
             elif name in _GLOBAL_HOOKS:
                 out.everything = f"a hook on every module ({name}, line {node.lineno})"
             elif (
@@ -299,7 +301,7 @@ def hooked_at_run_time(an, cls: str | None, name: str, line: int) -> None:
         return
     why = f"a forward hook ({name}, line {line})"
     into = _RUN if cls is not None else _RUN_IN.setdefault(an.src.path, Scan())
-    into.add(cls if cls is not None else ANY, ANY, why)
+    into.add(cls if cls is not None else ANY, "forward", why)  # what a module's call runs
 
 
 def _method_names(classes) -> set[str]:
