@@ -380,3 +380,83 @@ def test_a_hook_the_run_cannot_place_changes_module_calls_alone(tmp_path):
     t = run_target(Target(str(path), "called"), [], ["x=2,8"], {}, options)
     assert not t["complete"]
     assert any("forward hook" in u["why"] for u in t["unknown"]), t["unknown"]
+
+
+CHILD_FORWARD = """
+import os
+
+import torch
+from torch import nn
+
+
+class Blk(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.l = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.l(x)
+
+    def twice(self, x):
+        return self.l(self.l(x))
+
+
+class Inst(nn.Module):
+    # a child's forward replaced while the parent is built
+    def __init__(self, d=8):
+        super().__init__()
+        self.b0 = Blk(d)
+        self.b0.forward = self.b0.twice
+        self.b1 = Blk(d)
+
+    def forward(self, x):
+        return self.b1(self.b0(x))
+
+
+class Fusable(nn.Module):
+    # a method that would replace forwards, never called: nothing changes
+    def __init__(self, d=8, fuse=False):
+        super().__init__()
+        self.b = Blk(d)
+        if fuse:
+            self.fuse()
+
+    def fuse(self):
+        for m in self.modules():
+            if isinstance(m, Blk):
+                m.forward = m.twice
+
+    def forward(self, x):
+        return self.b(x)
+
+
+class Chosen(nn.Module):
+    # stored on a module the run cannot name: any Blk's forward may be it
+    def __init__(self, d=8):
+        super().__init__()
+        self.b = Blk(d)
+        self.c = Blk(d)
+        getattr(self, os.environ.get("SHAPELINT_TEST_WHICH", "b")).forward = self.b.twice
+
+    def forward(self, x):
+        return self.c(self.b(x))
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "kw"), [("Inst", {}), ("Fusable", {}), ("Fusable", {"fuse": True})]
+)
+def test_a_forward_stored_where_the_run_places_it(tmp_path, name, kw):
+    path, mod = written_module(tmp_path, "child_forward", CHILD_FORWARD)
+    fwd, bwd, params, _ = torch_figures(mod, name, kw, {"x": (2, 8)}, True)
+    t = run_class(path, name, kw, {"x": (2, 8)}, True)
+    assert t["complete"] and t["backward_complete"], (t["unknown"], t["backward_unknown"])
+    assert (int(t["flops"]), int(t["flops_backward"])) == (fwd, bwd)
+    assert int(t["params"]) == params
+
+
+def test_a_forward_stored_on_a_module_not_known_is_not_modelled(tmp_path):
+    path, _ = written_module(tmp_path, "child_forward", CHILD_FORWARD)
+    t = run_class(path, "Chosen", {}, {"x": (2, 8)}, False)
+    assert not t["complete"]
+    assert any("forward is assigned at run time" in u["why"] for u in t["unknown"]), t["unknown"]

@@ -93,10 +93,6 @@ def _own_method(an, v: Value, name: str) -> bool:
     return name in an.class_methods(v.kind[len("<class>") :])
 
 
-def _is_self(node: ast.expr) -> bool:
-    return isinstance(node, ast.Name) and node.id == "self"
-
-
 def _from_self(target: ast.Attribute) -> bool:
     node: ast.expr = target
     while isinstance(node, ast.Attribute):
@@ -358,7 +354,9 @@ class AssignmentMixin:
                     # held; where that is not followed, requires_grad stays all the same
                     if not holders.data_replaced(owner, target, value):  # type: ignore[arg-type]
                         aliasing.lost(freezes=False)
-                elif not holders.store_shared(self, owner, target, value):  # type: ignore[arg-type]
+                elif holders.store_shared(self, owner, target, value):  # type: ignore[arg-type]
+                    kept = value  # on the module it names, wherever that is held
+                else:
                     held = self.eval(target.value, frame)
                     absence.unapplied_write(
                         held, target.attr, absence.through_parameter(self.specialize, target, frame)
@@ -424,10 +422,14 @@ class AssignmentMixin:
                 )
             else:
                 absence.stored_elsewhere(target.attr)  # kept on no value (a file's top level)
-            if self.specialize and target.attr == "forward" and _is_self(target.value):
+            if self.specialize and target.attr == "forward" and frame.func is not None:
                 # an instance attribute of the module being built, stored as such,
                 # which calling the module runs; anything else stays not modelled
-                placed = kept is not None and base.attrs.get("forward") is kept
+                placed = kept is not None and (
+                    not isinstance(base, SelfRecorder) or base.attrs.get("forward") is kept
+                )
+                if base is None and not placed and _from_self(target):
+                    base = self.eval(target.value, frame)  # `self.block.forward`: no call
                 dynamic.forward_stored(self, base, placed)
         elif isinstance(target, ast.Starred):
             self._assign(target.value, UNKNOWN, frame, None)

@@ -31,6 +31,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from shapelint.analysis import handing_back, project
+from shapelint.analysis.attributes import module_class
 from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.function_copies import copies_itself
 from shapelint.analysis.nodes import children, nodes_of, walk
@@ -151,11 +152,13 @@ def _scan(tree: ast.Module, at_run_time: bool = False, an=None) -> Scan:
                     if (
                         at_run_time
                         and el.attr == "forward"
-                        and _is_self(el.value)
-                        and owner is not None
                         and id(node) in in_functions
+                        and _instance_store(an, tree, node, el, owner)
                     ):
-                        continue  # `self.forward = f`: judged where it runs (forward_stored)
+                        # `self.forward = f`, `self.block.forward = f` in a module's
+                        # method: judged where it runs (forward_stored), as Python
+                        # stores it only when it runs
+                        continue
                     _assigned(out, el.value, el.attr, owner, classes, methods)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             name = node.func.attr
@@ -200,6 +203,24 @@ def _scan(tree: ast.Module, at_run_time: bool = False, an=None) -> Scan:
                 if name != ANY or id(node) not in in_functions:  # else: where it runs
                     _assigned(out, node.args[0], name, owner, classes, methods)
     return out
+
+
+def _instance_store(an, tree: ast.Module, node: ast.AST, el: ast.Attribute, owner) -> bool:
+    """`x.forward = f` in an instance method of an nn.Module class of the file, which
+    a target run judges where the method runs, by what x then is (forward_stored).
+    Not a store the run may never see made: in a class's creation hooks
+    (`__init_subclass__`, a metaclass's methods, a classmethod), which no run here
+    follows."""
+    if owner is None or an is None:
+        return False
+    fn = _enclosing(tree, node)
+    if not isinstance(fn, _FUNCTIONS) or fn.name in ("__init_subclass__", "__new__"):
+        return False
+    first = [*fn.args.posonlyargs, *fn.args.args][:1]
+    if not first or first[0].arg != "self" or fn.decorator_list:
+        return False
+    cd = an.classes.get(owner)
+    return cd is not None and module_class(an, cd) is True
 
 
 def _enclosing(tree: ast.Module, node: ast.AST) -> ast.AST | None:
@@ -279,11 +300,13 @@ def set_at_run_time(an, cls: str | None, name: str | None, on_class: bool, metho
 
 
 def forward_stored(an, recv, placed: bool) -> None:
-    """`self.forward = f` run in a target run (the scan leaves it to the run): on the
-    instance being built it is an attribute of the instance, which a call of the
-    module runs in place of the class's forward (module_hooks.instance_forward);
-    anywhere else (a forward's `self`, a class's own `__setattr__`) calls of the
-    class's forward are not modelled from then on, as the scan would have said."""
+    """`m.forward = f` run in a target run in a function or method (the scan leaves
+    it to the run): on the instance being built, through `self`, an attribute of the
+    instance, which a call of the module runs in place of the class's forward
+    (module_hooks.instance_forward); anywhere else (a forward's `self`, a child, a
+    class's own `__setattr__`) calls of the forward of recv's class (of any class,
+    recv not known) are not modelled from then on, as the scan would have said; an
+    instance that holds the stored forward runs it all the same."""
     if placed or _GENERIC.get():
         return
     cls = getattr(recv, "cls", None) or getattr(recv, "kind", "").removeprefix("<class>") or None
