@@ -1475,3 +1475,75 @@ def test_torch_refuses_the_doubled_norm_whatever_the_context():
         bad(4)(torch.randn(2, 3, 4), object())
     ok = jaxtyped_class(UNKNOWN_CONTEXT.format(width="dim"), "Decoder")
     assert ok(4)(torch.randn(2, 3, 4), object()).shape == (2, 3, 4)
+
+
+# ddpm's ResnetBlock: its annotated forward, called by a model that builds it with a
+# time width and hands it a time embedding beside an input of no known kind, runs on
+# that call's instance, where `exists(self.mlp) and exists(time_emb)` holds
+CHUNKED_SCALE_SHIFT = """
+from jaxtyping import Float
+from torch import Tensor, nn
+from einops import rearrange
+
+
+def exists(x):
+    return x is not None
+
+
+class Block(nn.Module):
+    def __init__(self, dim, dim_out):
+        super().__init__()
+        self.proj = nn.Conv2d(dim, dim_out, 3, padding=1)
+
+    def forward(self, x, scale_shift=None):
+        x = self.proj(x)
+        if exists(scale_shift):
+            scale, shift = scale_shift
+            x = x * (scale + 1) + shift
+        return x
+
+
+class ResnetBlock(nn.Module):
+    def __init__(self, dim, dim_out, time_emb_dim=None):
+        super().__init__()
+        self.mlp = nn.Linear(time_emb_dim, dim_out * 2) if exists(time_emb_dim) else None
+        self.block = Block(dim, dim_out)
+
+    def forward(
+        self, x: Float[Tensor, "b dim h w"], time_emb: Float[Tensor, "b t"] = None
+    ) -> Float[Tensor, "b dim_out h w"]:
+        scale_shift = None
+        if exists(self.mlp) and exists(time_emb):
+            time_emb = rearrange(self.mlp(time_emb), "b c -> b c 1 1")
+            scale_shift = time_emb.chunk({count}, dim=1)
+        return self.block(x, scale_shift=scale_shift)
+
+
+class Net(nn.Module):
+    def __init__(self, dim, time_dim):
+        super().__init__()
+        self.time_mlp = nn.Linear(time_dim, time_dim)
+        self.block = ResnetBlock(dim, dim, time_emb_dim=time_dim)
+
+    def forward(self, x, time: Float[Tensor, "b time_dim"]):
+        return self.block(x, self.time_mlp(time))
+"""
+
+
+def test_an_annotated_callee_run_beside_an_unknown_input_decides_its_flags():
+    # ResnetBlock's own check leaves `exists(time_emb)` open (a warning naming it);
+    # Net's call gives it a time embedding and a block built with its width
+    found = [d for d in diagnose(CHUNKED_SCALE_SHIFT.format(count=1)) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(19, "SHP316")]
+    assert "raises only if" not in found[0].message
+    assert _errors(CHUNKED_SCALE_SHIFT.format(count=2)) == []
+
+
+def test_torch_refuses_the_single_chunk():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("einops")
+    bad = jaxtyped_class(CHUNKED_SCALE_SHIFT.format(count=1), "Net")
+    with pytest.raises(ValueError, match="not enough values to unpack"):
+        bad(4, 3)(torch.randn(2, 4, 5, 5), torch.randn(2, 3))
+    ok = jaxtyped_class(CHUNKED_SCALE_SHIFT.format(count=2), "Net")
+    assert ok(4, 3)(torch.randn(2, 4, 5, 5), torch.randn(2, 3)).shape == (2, 4, 5, 5)
