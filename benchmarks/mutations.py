@@ -185,7 +185,9 @@ def shapelint_verdict(
         text=True,
         timeout=600,
         cwd=str(copy),
-        env={**os.environ, "PYTHONPATH": str(tree)},
+        # absolute: the check runs in the subject's copy, where a relative tree is not
+        # found and the installed shapelint would be judged instead
+        env={**os.environ, "PYTHONPATH": str(tree.resolve())},
     )
     if proc.returncode != 0:
         return {"failure": proc.stderr[-3000:]}

@@ -1430,3 +1430,48 @@ def test_a_none_test_of_a_layer_is_decided():
     found = [d for d in diagnose(source) if d.severity == "error"]
     assert [(d.line, d.code) for d in found] == [(17, "SHP315")]
     assert "raises only if" not in found[0].message
+
+
+# perceiver_io's decoder: PreNorm's annotated forward called with the queries and a
+# context of no known kind (the latents after layers the check cannot follow)
+UNKNOWN_CONTEXT = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class PreNorm(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm({width})
+
+    def forward(self, x: Float[Tensor, "b n q"], context=None) -> Float[Tensor, "b n q"]:
+        return self.norm(x)
+
+
+class Decoder(nn.Module):
+    def __init__(self, queries_dim):
+        super().__init__()
+        self.cross = PreNorm(queries_dim)
+
+    def forward(self, queries: Float[Tensor, "b n queries_dim"], context):
+        return self.cross(queries, context=context)
+"""
+
+
+def test_an_annotated_callee_runs_beside_an_argument_of_no_known_kind():
+    # the body reads `context` as its summary reads a parameter it knows nothing of;
+    # the queries and the sizes Decoder built PreNorm with say 2·queries_dim vs queries_dim
+    found = [d for d in diagnose(UNKNOWN_CONTEXT.format(width="dim * 2")) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(12, "SHP309")]
+    assert "[2·queries_dim]" in found[0].message
+    assert "via Decoder.forward:21" in found[0].message
+    assert _errors(UNKNOWN_CONTEXT.format(width="dim")) == []
+
+
+def test_torch_refuses_the_doubled_norm_whatever_the_context():
+    torch = pytest.importorskip("torch")
+    bad = jaxtyped_class(UNKNOWN_CONTEXT.format(width="dim * 2"), "Decoder")
+    with pytest.raises(RuntimeError):
+        bad(4)(torch.randn(2, 3, 4), object())
+    ok = jaxtyped_class(UNKNOWN_CONTEXT.format(width="dim"), "Decoder")
+    assert ok(4)(torch.randn(2, 3, 4), object()).shape == (2, 3, 4)

@@ -125,3 +125,21 @@ def test_torchs_verdict_keeps_the_lines_of_its_traceback(tmp_path):
     # Net.forward's call, then Block's add, where torch refuses [2, 8] + [2, 4]
     assert verdict["verdict"] == "raises"
     assert verdict["raised_at"] == [20, 11]
+
+
+def test_a_relative_tree_is_the_one_judged(mutations, tmp_path, monkeypatch):
+    # the check runs with the subject's copy as its working directory: a relative
+    # tree on PYTHONPATH would name nothing there, and the installed shapelint be judged
+    seen = {}
+
+    def run(cmd, **kw):
+        seen.update(kw)
+        return mutations.subprocess.CompletedProcess(cmd, 0, stdout="{}", stderr="")
+
+    monkeypatch.setattr(mutations.subprocess, "run", run)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "copy").mkdir()
+    subject = mutations.Subject("s", "pkg", "m.py", "C", {}, {})
+    mutations.shapelint_verdict(subject, tmp_path / "copy", "x = 1\n", Path("snap"))
+    assert seen["cwd"] == str(tmp_path / "copy")
+    assert seen["env"]["PYTHONPATH"] == str(tmp_path / "snap")

@@ -180,6 +180,34 @@ def test_the_layer_or_none_used_right_is_no_error():
     assert _errors(RESNET.format(**GOOD)) == []
 
 
+# A model that builds the block with its time width and hands it a time embedding beside
+# an input of no known kind: the annotated forward's run on that call's instance decides
+# `exists(self.mlp) and exists(time_emb)`, so the single chunk is the model's error
+# (ddpm's Unet and ResnetBlock; the run reads the unknown input as the summary would)
+CALLER = """
+
+class Net(nn.Module):
+    def __init__(self, dim, time_dim):
+        super().__init__()
+        self.time_mlp = nn.Linear(time_dim, time_dim)
+        self.block = ResnetBlock(dim, dim, time_emb_dim=time_dim)
+
+    def forward(self, x, time: Float[Tensor, "b time_dim"]):
+        return self.block(x, self.time_mlp(time))
+"""
+
+
+def test_a_call_with_the_time_embedding_decides_the_blocks_tests():
+    found = [
+        d
+        for d in diagnose(RESNET.format(**{**GOOD, "chunks": 1}) + CALLER)
+        if d.severity == "error"
+    ]
+    assert [(d.line, d.code) for d in found] == [(20, "SHP316")]
+    assert "raises only if" not in found[0].message
+    assert _errors(RESNET.format(**GOOD) + CALLER) == []
+
+
 def test_torch_and_jaxtyping_refuse_the_bugs():
     torch = pytest.importorskip("torch")
     pytest.importorskip("einops")
@@ -286,3 +314,13 @@ def test_torch_raises_on_the_doubled_int_size():
         ok = _build(SQUEEZE.format(up_in="hidden"))["Squeeze"](8, rate)
         assert ok(torch.randn(2, 8)).shape == (2, 8)
     assert _build(SQUEEZE.format(up_in="hidden"))["Stages"](8)(torch.randn(2, 8)).shape == (2, 8)
+
+
+def test_torch_refuses_the_single_chunk_through_the_caller():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("einops")
+    net = _build(RESNET.format(**{**GOOD, "chunks": 1}) + CALLER)["Net"](4, 3)
+    with pytest.raises(ValueError, match="not enough values to unpack"):
+        net(torch.randn(2, 4, 5, 5), torch.randn(2, 3))
+    ok = _build(RESNET.format(**GOOD) + CALLER)["Net"](4, 3)
+    assert ok(torch.randn(2, 4, 5, 5), torch.randn(2, 3)).shape == (2, 4, 5, 5)

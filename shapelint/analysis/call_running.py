@@ -523,7 +523,7 @@ class CallRunningMixin:
         elif (
             not self.specialize
             and not refused
-            and specialized.plain_data(args, kwargs, tensors=True)
+            and specialized.plain_data(args, kwargs, tensors=True, unknown=True)
             and self._annotated(fd, summ)
         ):
             # The summary ran the body on the annotations' sizes and the constructor's
@@ -531,6 +531,9 @@ class CallRunningMixin:
             # with (`DepthWiseConv2d(dim, dim * 2)`) may say more: the body on them
             # reports the conflicts they make, and sizes its value where the annotated
             # one has names of its own (`-> Float[Tensor, "b d h w"]`: d is any size).
+            # An argument of no known kind beside them (perceiver_io's decoder gets a
+            # context the check lost) the body reads as the summary reads a parameter
+            # it knows nothing of.
             got = argument_runs.value_at(self, fd, recv, node, args, kwargs, frame.name)
             _returned_as_annotated(value, got, unnamed.value_names((recv, args, kwargs)))
             value = _filled(value, got)
