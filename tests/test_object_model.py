@@ -3109,6 +3109,86 @@ _NEW = {
         """,
         "exact",
     ),
+    # fastcore's PrePostInitMeta under fastai's Module: `cls.__new__(cls)`, the
+    # hooks the class defines (`__pre_init__`: nn.Module's own start) and
+    # `__init__` with the call's arguments: an instance built as `type.__call__`
+    # builds it, with no `super().__init__()` in the subclass
+    "metaclass_call_runs_pre_init_then_init": (
+        """
+        class PrePostInitMeta(type):
+            def __call__(cls, *args, **kwargs):
+                res = cls.__new__(cls)
+                if type(res) == cls:
+                    if hasattr(res, "__pre_init__"):
+                        res.__pre_init__(*args, **kwargs)
+                    res.__init__(*args, **kwargs)
+                    if hasattr(res, "__post_init__"):
+                        res.__post_init__(*args, **kwargs)
+                return res
+
+        class Module(nn.Module, metaclass=PrePostInitMeta):
+            def __pre_init__(self, *args, **kwargs):
+                super().__init__()
+
+            def __init__(self):
+                pass
+
+        class Block(Module):
+            def __init__(self, d):
+                self.lin = nn.Linear(d, 2 * d)
+
+            def forward(self, x):
+                return self.lin(x)
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.b = Block(8)
+
+            def forward(self, x):
+                return self.b(x)
+        """,
+        "exact",
+    ),
+    # the same metaclass with a `__post_init__` that registers a layer: a hook
+    # with an effect, not run here, not known
+    "metaclass_call_runs_a_post_init_hook": (
+        """
+        class PrePostInitMeta(type):
+            def __call__(cls, *args, **kwargs):
+                res = cls.__new__(cls)
+                if type(res) == cls:
+                    if hasattr(res, "__pre_init__"):
+                        res.__pre_init__(*args, **kwargs)
+                    res.__init__(*args, **kwargs)
+                    if hasattr(res, "__post_init__"):
+                        res.__post_init__(*args, **kwargs)
+                return res
+
+        class Module(nn.Module, metaclass=PrePostInitMeta):
+            def __pre_init__(self, *args, **kwargs):
+                super().__init__()
+
+            def __post_init__(self, *args, **kwargs):
+                self.extra = nn.Linear(16, 16)
+
+        class Block(Module):
+            def __init__(self, d):
+                self.lin = nn.Linear(d, 2 * d)
+
+            def forward(self, x):
+                return self.extra(self.lin(x))
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.b = Block(8)
+
+            def forward(self, x):
+                return self.b(x)
+        """,
+        "honest",
+    ),
     # a metaclass's `__call__` returns a layer: not run, not known
     "metaclass_call_returns_a_layer": (
         """
