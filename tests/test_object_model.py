@@ -3331,6 +3331,80 @@ def test_an_input_the_returned_layers_forward_does_not_take_is_a_usage_error(tmp
     )
 
 
+_STATIC_ATTRIBUTES = {
+    # `helper = staticmethod(f)`: through the instance and the class, f unbound
+    "read_through_the_instance": (
+        """
+        def double(x):
+            return torch.relu(x) * 2
+
+        class Net(nn.Module):
+            helper = staticmethod(double)
+
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+
+            def forward(self, x):
+                return self.helper(self.fc(x))
+        """,
+        "exact",
+    ),
+    "read_off_the_class_of_a_base": (
+        """
+        def mix(x, w):
+            return x @ w
+
+        class Base(nn.Module):
+            helper = staticmethod(mix)
+
+        class Net(Base):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(8, 4))
+
+            def forward(self, x):
+                h = Base.helper
+                return h(x, self.w) + self.helper(x, self.w)
+        """,
+        "exact",
+    ),
+    # a plain function as a class attribute is a method: given the instance first
+    # (torch raises here: mix(self, x) has no `w`), never called as if static
+    "a_plain_function_is_a_method": (
+        """
+        def mix(x, w):
+            return x @ w
+
+        class Net(nn.Module):
+            helper = mix
+
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(8, 4))
+
+            def forward(self, x):
+                return self.helper(x)
+        """,
+        "honest",
+    ),
+}
+
+
+@pytest.mark.parametrize("how", sorted(_STATIC_ATTRIBUTES))
+def test_a_staticmethod_object_in_a_class_body_is_its_function(tmp_path, how):
+    """A staticmethod object's `__get__` gives its function, bound to nothing, read
+    through an instance or a class: FLOPs and output torch's, or not known."""
+    code, expect = _STATIC_ATTRIBUTES[how]
+    path = write(tmp_path, "net.py", HEADER + textwrap.dedent(code))
+    t = static(path, "Net", "--input", "x=2,8")
+    if expect == "exact":
+        truth = counted(path, "Net()", {"x": torch.randn(2, 8)})
+        assert t["complete"] and t["flops_value"] == truth, t["unknown"]
+    else:
+        assert not t["complete"] and t["flops_value"] is None, t
+
+
 _SHARED_CLASS_STATE = {
     # the class body's list, taken by an instance, then grown through the class:
     # one list (a complete 0 where torch counts 512)

@@ -740,6 +740,51 @@ def _bound_names(stmt: ast.stmt) -> set[str]:
     }
 
 
+def static_attribute(an: Analyzer, cd: ClassDef, name: str) -> Value | None:
+    """`helper = staticmethod(f)` in a class body along cd's MRO, the first class
+    there to bind the name: what f is, which `self.helper` and `Cls.helper` read
+    (a staticmethod object's `__get__` gives its function, bound to nothing). None
+    where the first binding is another (a def, another value, a store of the run),
+    or `staticmethod` is not the builtin there."""
+    for c in mro(an, cd):
+        if name in c.methods or class_state.stored(c.key, name) is not None:
+            return None
+        value = _body_value(c, name)
+        if value is None:
+            continue
+        if not (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "staticmethod"
+            and len(value.args) == 1
+            and not isinstance(value.args[0], ast.Starred)
+            and not value.keywords
+        ):
+            return None
+        owner = c.owner or an
+        shadowed = (
+            "staticmethod" in owner.module_env
+            or "staticmethod" in owner.functions
+            or "staticmethod" in owner.classes
+            or owner.imports.resolve(value.func) is not None
+            or _class_body_binds(c, "staticmethod")
+        )
+        if shadowed:
+            return None
+        top = owner.new_frame(None, c.name)
+        top.env = owner.module_env
+        return owner.eval(value.args[0], top)
+    return None
+
+
+def _class_body_binds(cd: ClassDef, name: str) -> bool:
+    return any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+        for stmt in cd.node.body
+        for n in ast.walk(stmt)
+    )
+
+
 def defining_class(an: Analyzer, cd: ClassDef, name: str) -> ClassDef | None:
     """The class along cd's MRO whose attribute `name` an instance without one of
     its own reads (what a run stored through it, or its body's assignment)."""

@@ -731,11 +731,14 @@ def _applied(an: Analyzer, node: ast.Call, recv, frame, test, fn: Value) -> bool
 
 
 def _unbound_class_attribute(an: Analyzer, cls: str | None, name: str) -> Value:
-    """`self.name(...)` where name is a class attribute holding a class or a
-    partial (`_default_processor_cls = Processor`): neither binds to the instance,
-    so the call is theirs as written. UNKNOWN for anything else (a function there
+    """`self.name(...)` where name is a class attribute holding a class, a partial
+    (`_default_processor_cls = Processor`) or a staticmethod object: none binds to
+    the instance, so the call is theirs as written. UNKNOWN for anything else (a function there
     would be a method, called with self)."""
     cd = an.class_of(cls) if cls is not None and an.specialize else None
+    static = attributes.static_attribute(an, cd, name) if cd is not None else None
+    if static is not None and static is not UNKNOWN:
+        return static  # `helper = staticmethod(f)`: f, given no instance
     found = attributes.class_attribute(an, cd, name) if cd is not None else None
     if isinstance(
         found, (callable_values.ClassRefV, callable_values.LayerClassV, callable_values.PartialV)

@@ -627,7 +627,9 @@ def _class_attribute(an: Analyzer, key: str, name: str, recv: Value = UNKNOWN) -
     nested = attributes.nested_class(an, cd, name) if cd is not None else None
     if nested is not None:
         return callable_values.ClassRefV(nested)
-    found = attributes.class_attribute(an, cd, name) if cd is not None else None
+    found = attributes.static_attribute(an, cd, name) if cd is not None else None
+    if found is None and cd is not None:
+        found = attributes.class_attribute(an, cd, name)
     if found is None and cd is not None:
         found = callable_values.static_function(an, cd, name)
     if found is None and cd is not None and recv is UNKNOWN:
