@@ -44,6 +44,7 @@ from shapelint.analysis import (
     module_kinds,
     module_lists,
     module_state,
+    module_values,
     module_walk,
     modules,
     namedtuples,
@@ -487,6 +488,11 @@ def call_attribute(
             frame.env["self"] = UNKNOWN  # a base's change to self that no run applied
         return res if res is not None else UNKNOWN
     recv = an.eval(func.value, frame, d)
+    if isinstance(recv, module_values.ModuleV):
+        # `module.Block(d)`: the module's binding called, not a method bound to it
+        callee = module_values.attribute(recv, func.attr)
+        if callee is not None:
+            return an.call_value(callee, node, args, kwargs, frame)
     if isinstance(recv, TensorV) and func.attr == "numpy" and not args and not kwargs:
         array = ndarrays.from_tensor(recv, backward.requires(recv), an.options.dtype)
         if array is not None:
