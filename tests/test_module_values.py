@@ -117,3 +117,22 @@ def test_relative_names_resolve_as_importlib_does(name, package, expected):
         level = len(name) - len(name.lstrip("."))
         assert bootstrap._resolve_name(name[level:], package, level) == expected
     assert resolve_name(name, package) == expected
+
+
+def test_a_module_of_another_top_level_package_is_not_followed(tmp_path):
+    """Importing another top-level package runs its whole top level (module_values'
+    docstring): left not known, as main leaves every such import."""
+    root = write(
+        tmp_path,
+        {
+            "mv_other/__init__.py": "",
+            "mv_other/layers.py": layer(3),
+            "mv_home/__init__.py": "",
+            "mv_home/model.py": _net(
+                "self.block = importlib.import_module('mv_other.layers').Block(d)"
+            ),
+        },
+    )
+    assert python_flops([root], "mv_home.model") == 2 * 16 * 48 * 2
+    t = static_flops(root / "mv_home" / "model.py")
+    assert not t["complete"], t

@@ -12,7 +12,14 @@ package's, is what the import system puts in `sys.modules`: a file, or a package
 above it, that writes to `sys.modules` (`sys.modules[__name__] = _LazyModule(...)`,
 the replaced object's `__getattr__` and `__path__` decide what is found then) makes
 the value not known, as does a name not known, a namespace package (no file), and
-any argument but a name and a package (or None)."""
+any argument but a name and a package (or None).
+
+Only a module of the caller's own top-level package is followed (a lazy package's
+`import_module("." + name, self.__name__)`, a plugin table of the project's own
+files): importing another top-level package runs its whole top level, which costs
+the run without telling it more in the cases met (matplotlib's `_check_versions`
+imports cycler, dateutil and kiwisolver only to compare their `__version__`: a fifth
+more work on fastai's rows, near their time budget). That import stays not known."""
 
 from __future__ import annotations
 
@@ -67,6 +74,8 @@ def imported(an: Analyzer, args: list[Value], kwargs: dict[str, Value]) -> Value
     absolute = resolve_name(name, package)
     if absolute is None or not all(p.isidentifier() for p in absolute.split(".")):
         return None
+    if absolute.partition(".")[0] != (an.project_module or "").partition(".")[0]:
+        return None  # another top-level package: its whole top level runs (below)
     target = _module_analyzer(an, absolute)
     if target is None:
         return None
