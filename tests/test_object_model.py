@@ -3109,6 +3109,86 @@ _NEW = {
         """,
         "exact",
     ),
+    # fastcore's PrePostInitMeta under fastai's Module: `cls.__new__(cls)`, the
+    # hooks the class defines (`__pre_init__`: nn.Module's own start) and
+    # `__init__` with the call's arguments: an instance built as `type.__call__`
+    # builds it, with no `super().__init__()` in the subclass
+    "metaclass_call_runs_pre_init_then_init": (
+        """
+        class PrePostInitMeta(type):
+            def __call__(cls, *args, **kwargs):
+                res = cls.__new__(cls)
+                if type(res) == cls:
+                    if hasattr(res, "__pre_init__"):
+                        res.__pre_init__(*args, **kwargs)
+                    res.__init__(*args, **kwargs)
+                    if hasattr(res, "__post_init__"):
+                        res.__post_init__(*args, **kwargs)
+                return res
+
+        class Module(nn.Module, metaclass=PrePostInitMeta):
+            def __pre_init__(self, *args, **kwargs):
+                super().__init__()
+
+            def __init__(self):
+                pass
+
+        class Block(Module):
+            def __init__(self, d):
+                self.lin = nn.Linear(d, 2 * d)
+
+            def forward(self, x):
+                return self.lin(x)
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.b = Block(8)
+
+            def forward(self, x):
+                return self.b(x)
+        """,
+        "exact",
+    ),
+    # the same metaclass with a `__post_init__` that registers a layer: a hook
+    # with an effect, not run here, not known
+    "metaclass_call_runs_a_post_init_hook": (
+        """
+        class PrePostInitMeta(type):
+            def __call__(cls, *args, **kwargs):
+                res = cls.__new__(cls)
+                if type(res) == cls:
+                    if hasattr(res, "__pre_init__"):
+                        res.__pre_init__(*args, **kwargs)
+                    res.__init__(*args, **kwargs)
+                    if hasattr(res, "__post_init__"):
+                        res.__post_init__(*args, **kwargs)
+                return res
+
+        class Module(nn.Module, metaclass=PrePostInitMeta):
+            def __pre_init__(self, *args, **kwargs):
+                super().__init__()
+
+            def __post_init__(self, *args, **kwargs):
+                self.extra = nn.Linear(16, 16)
+
+        class Block(Module):
+            def __init__(self, d):
+                self.lin = nn.Linear(d, 2 * d)
+
+            def forward(self, x):
+                return self.extra(self.lin(x))
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.b = Block(8)
+
+            def forward(self, x):
+                return self.b(x)
+        """,
+        "honest",
+    ),
     # a metaclass's `__call__` returns a layer: not run, not known
     "metaclass_call_returns_a_layer": (
         """
@@ -3249,6 +3329,80 @@ def test_an_input_the_returned_layers_forward_does_not_take_is_a_usage_error(tmp
     assert (
         "is a torch.nn.Linear, whose forward takes no parameter 'x' (parameters: input)" in r.output
     )
+
+
+_STATIC_ATTRIBUTES = {
+    # `helper = staticmethod(f)`: through the instance and the class, f unbound
+    "read_through_the_instance": (
+        """
+        def double(x):
+            return torch.relu(x) * 2
+
+        class Net(nn.Module):
+            helper = staticmethod(double)
+
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+
+            def forward(self, x):
+                return self.helper(self.fc(x))
+        """,
+        "exact",
+    ),
+    "read_off_the_class_of_a_base": (
+        """
+        def mix(x, w):
+            return x @ w
+
+        class Base(nn.Module):
+            helper = staticmethod(mix)
+
+        class Net(Base):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(8, 4))
+
+            def forward(self, x):
+                h = Base.helper
+                return h(x, self.w) + self.helper(x, self.w)
+        """,
+        "exact",
+    ),
+    # a plain function as a class attribute is a method: given the instance first
+    # (torch raises here: mix(self, x) has no `w`), never called as if static
+    "a_plain_function_is_a_method": (
+        """
+        def mix(x, w):
+            return x @ w
+
+        class Net(nn.Module):
+            helper = mix
+
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(8, 4))
+
+            def forward(self, x):
+                return self.helper(x)
+        """,
+        "honest",
+    ),
+}
+
+
+@pytest.mark.parametrize("how", sorted(_STATIC_ATTRIBUTES))
+def test_a_staticmethod_object_in_a_class_body_is_its_function(tmp_path, how):
+    """A staticmethod object's `__get__` gives its function, bound to nothing, read
+    through an instance or a class: FLOPs and output torch's, or not known."""
+    code, expect = _STATIC_ATTRIBUTES[how]
+    path = write(tmp_path, "net.py", HEADER + textwrap.dedent(code))
+    t = static(path, "Net", "--input", "x=2,8")
+    if expect == "exact":
+        truth = counted(path, "Net()", {"x": torch.randn(2, 8)})
+        assert t["complete"] and t["flops_value"] == truth, t["unknown"]
+    else:
+        assert not t["complete"] and t["flops_value"] is None, t
 
 
 _SHARED_CLASS_STATE = {

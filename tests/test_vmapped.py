@@ -62,6 +62,21 @@ EXACT = {
             a, b = torch.vmap(f, in_dims=(0, None), out_dims=(0, 1))(x, self.w)
             return a + b.transpose(0, 1)
     """,
+    # torch.mv mapped directly: batched over its vector too, a matrix product
+    # (2·B·n·m, one product per operand requiring grad backward)
+    "mv_over_both": """
+        def forward(self, x):
+            return torch.vmap(torch.mv)(self.k.transpose(1, 2), x[:3, 0])
+    """,
+    "mv_over_the_vector": """
+        def forward(self, x):
+            return torch.vmap(torch.mv, in_dims=(None, 0))(self.w.T, x[:, 0])
+    """,
+    # torch.dot batched over both operands: a matrix product
+    "dot_over_both": """
+        def forward(self, x):
+            return torch.vmap(torch.dot)(x[:, 0], self.lin(x[:, 1]))
+    """,
     # vmap of vmap: both batch dims back in place
     "nested": """
         def forward(self, x):
@@ -83,6 +98,12 @@ NOT_KNOWN = {
     "matrix_vector": """
         def forward(self, x):
             return torch.vmap(lambda t: self.w.T @ t)(x[:, 0])
+    """,
+    # torch.mv batched over its matrix alone: an mv torch does not count where the
+    # matrix is contiguous, a counted matrix product for this transposed one
+    "mv_over_the_matrix": """
+        def forward(self, x):
+            return torch.vmap(torch.mv, in_dims=(0, None))(self.k.transpose(1, 2), x[0, 0])
     """,
     # sizes 5 and 3 along the mapped dims: torch raises
     "sizes_differ": """

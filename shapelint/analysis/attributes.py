@@ -269,15 +269,177 @@ def metaclass_call(an: Analyzer, cd: ClassDef) -> bool:
     other than the instance `type.__call__` builds: that method, not
     `type.__call__`, says what `cd(...)` returns. One that returns what
     `type.__call__(cls, ...)` or `super().__call__(...)` gave (kornia's
-    `obj.__post_init__()` before it) returns an instance of cd."""
+    `obj.__post_init__()` before it) returns an instance of cd, and so does one
+    that builds it as `type.__call__` does around hooks cd leaves without effect
+    (`init_with_hooks`: fastcore's PrePostInitMeta under fastai's Module)."""
     for c in mro(an, cd):
         owner = c.owner or an
         for k in c.node.keywords:
             meta = _project_base(owner, c, k.value) if k.arg == "metaclass" else None
             call = find_method(an, meta, "__call__") if meta is not None else None
-            if call is not None and not _returns_type_call(call.node):
+            if (
+                call is not None
+                and not _returns_type_call(call.node)
+                and not init_with_hooks(an, cd, call.node)
+            ):
                 return True
     return False
+
+
+def init_with_hooks(an: Analyzer, cd: ClassDef, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a metaclass `__call__` builds cd's instance as `type.__call__` does:
+    `res = cls.__new__(cls)` (cd defining no `__new__`: object's, which takes no
+    arguments), `res.__init__(*args, **kwargs)` once, other methods called on res
+    around it (under `if type(res) == cls:` and `if hasattr(res, name):`), and
+    `return res`; each other method one cd does not define (its `hasattr` guard
+    false) or whose body is `super().__init__()` alone, nn.Module's own start
+    that the construction already is. fastcore's PrePostInitMeta, with fastai's
+    Module's `__pre_init__`, is such a call."""
+    params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+    if not params or fn.args.vararg is None or fn.args.kwarg is None:
+        return False
+    if isinstance(fn, ast.AsyncFunctionDef) or find_method(an, cd, "__new__") is not None:
+        return False
+    cls, star, stars = params[0], fn.args.vararg.arg, fn.args.kwarg.arg
+    body = [
+        s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+    ]
+    if len(body) < 3 or not isinstance(body[0], ast.Assign) or len(body[0].targets) != 1:
+        return False
+    res = body[0].targets[0]
+    if not (isinstance(res, ast.Name) and _new_of(body[0].value, cls)):
+        return False
+    last = body[-1]
+    if not (isinstance(last, ast.Return) and isinstance(last.value, ast.Name)):
+        return False
+    if last.value.id != res.id:
+        return False
+    inits = _hook_calls(an, cd, body[1:-1], res.id, cls, (star, stars), top=True)
+    return inits == 1
+
+
+def _new_of(e: ast.expr | None, cls: str) -> bool:
+    """`cls.__new__(cls)`."""
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Attribute)
+        and e.func.attr == "__new__"
+        and isinstance(e.func.value, ast.Name)
+        and e.func.value.id == cls
+        and len(e.args) == 1
+        and isinstance(e.args[0], ast.Name)
+        and e.args[0].id == cls
+        and not e.keywords
+    )
+
+
+def _hook_calls(an, cd, body, res: str, cls: str, spread: tuple[str, str], top: bool) -> int | None:
+    """How many `res.__init__(*args, **kwargs)` calls body makes, every other
+    statement a hook without effect (init_with_hooks); None for anything else.
+    top: the `__init__` call may sit here (not under a `hasattr` guard)."""
+    inits: int | None = 0
+    for stmt in body:
+        if isinstance(stmt, ast.If) and not stmt.orelse:
+            test = stmt.test
+            if _is_type_test(test, res, cls) and top:
+                got = _hook_calls(an, cd, stmt.body, res, cls, spread, top=True)
+            elif (name := _hasattr_of(test, res)) is not None:
+                if find_method(an, cd, name) is None:
+                    continue  # the guard is false: its body never runs
+                got = _hook_calls(an, cd, stmt.body, res, cls, spread, top=False)
+            else:
+                return None
+        elif isinstance(stmt, ast.Expr) and _spread_call(stmt.value, res, spread):
+            name = stmt.value.func.attr  # type: ignore[attr-defined]
+            if name == "__init__":
+                got = 1 if top else None
+            else:
+                got = 0 if _module_start_hook(an, cd, name) else None
+        else:
+            return None
+        if got is None or inits is None:
+            return None
+        inits += got
+    return inits
+
+
+def _is_type_test(test: ast.expr, res: str, cls: str) -> bool:
+    """`type(res) == cls` (or `is`)."""
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Eq, ast.Is))
+        and isinstance(test.left, ast.Call)
+        and isinstance(test.left.func, ast.Name)
+        and test.left.func.id == "type"
+        and [ast.dump(a) for a in test.left.args] == [ast.dump(ast.Name(res, ast.Load()))]
+        and isinstance(test.comparators[0], ast.Name)
+        and test.comparators[0].id == cls
+    )
+
+
+def _hasattr_of(test: ast.expr, res: str) -> str | None:
+    """name of `hasattr(res, 'name')`."""
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name)):
+        return None
+    if test.func.id != "hasattr" or len(test.args) != 2 or test.keywords:
+        return None
+    on, name = test.args
+    if isinstance(on, ast.Name) and on.id == res and isinstance(name, ast.Constant):
+        return name.value if isinstance(name.value, str) else None
+    return None
+
+
+def _spread_call(e: ast.expr, res: str, spread: tuple[str, str]) -> bool:
+    """`res.method(*args, **kwargs)` with the metaclass call's own arguments."""
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Attribute)
+        and isinstance(e.func.value, ast.Name)
+        and e.func.value.id == res
+        and len(e.args) == 1
+        and isinstance(e.args[0], ast.Starred)
+        and isinstance(e.args[0].value, ast.Name)
+        and e.args[0].value.id == spread[0]
+        and len(e.keywords) == 1
+        and e.keywords[0].arg is None
+        and isinstance(e.keywords[0].value, ast.Name)
+        and e.keywords[0].value.id == spread[1]
+    )
+
+
+def _module_start_hook(an: Analyzer, cd: ClassDef, name: str) -> bool:
+    """cd, an nn.Module, finds method `name` in a class after which no class of
+    its MRO defines `__init__`, and its body is `super().__init__()`: nn.Module's
+    own start, which the construction already is."""
+    order = mro(an, cd)
+    at = next((i for i, c in enumerate(order) if name in c.methods), None)
+    if at is None or not module_class(an, cd):
+        return False
+    if any("__init__" in c.methods for c in order[at + 1 :]):
+        return False
+    return _module_start_only(order[at].methods[name].node)
+
+
+def _module_start_only(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """fn's body is `super().__init__()` alone (a docstring aside)."""
+    body = [
+        s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+    ]
+    if len(body) != 1 or not isinstance(body[0], ast.Expr):
+        return False
+    call = body[0].value
+    return (
+        isinstance(call, ast.Call)
+        and not call.args
+        and not call.keywords
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "__init__"
+        and isinstance(call.func.value, ast.Call)
+        and isinstance(call.func.value.func, ast.Name)
+        and call.func.value.func.id == "super"
+        and not call.func.value.args
+    )
 
 
 def _returns_type_call(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -576,6 +738,51 @@ def _bound_names(stmt: ast.stmt) -> set[str]:
     return {
         n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     }
+
+
+def static_attribute(an: Analyzer, cd: ClassDef, name: str) -> Value | None:
+    """`helper = staticmethod(f)` in a class body along cd's MRO, the first class
+    there to bind the name: what f is, which `self.helper` and `Cls.helper` read
+    (a staticmethod object's `__get__` gives its function, bound to nothing). None
+    where the first binding is another (a def, another value, a store of the run),
+    or `staticmethod` is not the builtin there."""
+    for c in mro(an, cd):
+        if name in c.methods or class_state.stored(c.key, name) is not None:
+            return None
+        value = _body_value(c, name)
+        if value is None:
+            continue
+        if not (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "staticmethod"
+            and len(value.args) == 1
+            and not isinstance(value.args[0], ast.Starred)
+            and not value.keywords
+        ):
+            return None
+        owner = c.owner or an
+        shadowed = (
+            "staticmethod" in owner.module_env
+            or "staticmethod" in owner.functions
+            or "staticmethod" in owner.classes
+            or owner.imports.resolve(value.func) is not None
+            or _class_body_binds(c, "staticmethod")
+        )
+        if shadowed:
+            return None
+        top = owner.new_frame(None, c.name)
+        top.env = owner.module_env
+        return owner.eval(value.args[0], top)
+    return None
+
+
+def _class_body_binds(cd: ClassDef, name: str) -> bool:
+    return any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+        for stmt in cd.node.body
+        for n in ast.walk(stmt)
+    )
 
 
 def defining_class(an: Analyzer, cd: ClassDef, name: str) -> ClassDef | None:

@@ -45,6 +45,7 @@ from shapelint.analysis import (
     module_kinds,
     module_lists,
     module_state,
+    module_values,
     module_walk,
     modules,
     namedtuples,
@@ -489,6 +490,11 @@ def call_attribute(
             frame.env["self"] = UNKNOWN  # a base's change to self that no run applied
         return res if res is not None else UNKNOWN
     recv = an.eval(func.value, frame, d)
+    if isinstance(recv, module_values.ModuleV):
+        # `module.Block(d)`: the module's binding called, not a method bound to it
+        callee = module_values.attribute(recv, func.attr)
+        if callee is not None:
+            return an.call_value(callee, node, args, kwargs, frame)
     if isinstance(recv, TensorV) and func.attr == "numpy" and not args and not kwargs:
         array = ndarrays.from_tensor(recv, backward.requires(recv), an.options.dtype)
         if array is not None:
@@ -745,11 +751,14 @@ def _applied(an: Analyzer, node: ast.Call, recv, frame, test, fn: Value) -> bool
 
 
 def _unbound_class_attribute(an: Analyzer, cls: str | None, name: str) -> Value:
-    """`self.name(...)` where name is a class attribute holding a class or a
-    partial (`_default_processor_cls = Processor`): neither binds to the instance,
-    so the call is theirs as written. UNKNOWN for anything else (a function there
+    """`self.name(...)` where name is a class attribute holding a class, a partial
+    (`_default_processor_cls = Processor`) or a staticmethod object: none binds to
+    the instance, so the call is theirs as written. UNKNOWN for anything else (a function there
     would be a method, called with self)."""
     cd = an.class_of(cls) if cls is not None and an.specialize else None
+    static = attributes.static_attribute(an, cd, name) if cd is not None else None
+    if static is not None and static is not UNKNOWN:
+        return static  # `helper = staticmethod(f)`: f, given no instance
     found = attributes.class_attribute(an, cd, name) if cd is not None else None
     if isinstance(
         found, (callable_values.ClassRefV, callable_values.LayerClassV, callable_values.PartialV)

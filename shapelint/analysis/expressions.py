@@ -43,6 +43,7 @@ from shapelint.analysis import (
     module_lists,
     module_loops,
     module_tree,
+    module_values,
     modules,
     namedtuples,
     namespace,
@@ -130,7 +131,7 @@ def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
     q = an.qualname_of(node, frame)
     if an.specialize and an.project is not None and (q is not None or node.id in an.project_links):
         sym = an.project_symbol(node, q, frame)
-        found = _project_value(sym)
+        found = module_values.project_value(sym)
         if found is not None:
             return found
         q = getattr(sym, "library_qual", q)
@@ -147,6 +148,8 @@ def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
     if node.id == "__name__" and an.specialize and an.project_module is not None:
         # a target's files are imported, each under its module's name
         return StrV(an.project_module)
+    if node.id == "__package__" and an.specialize and an.project_module is not None:
+        return StrV(module_values.package_of(an))  # the import system's spec.parent
     return UNKNOWN
 
 
@@ -396,18 +399,6 @@ def _off_a_project_class(an: Analyzer, node: ast.Attribute, frame: Frame) -> boo
     return isinstance(an.project_symbol(inner, an.qualname_of(inner, frame), frame), ClassDef)
 
 
-def _project_value(sym) -> Value | None:
-    """A name of the project (or of a package read as source) as a value: a class, a
-    module-level function of another file (`gate_fn=sigmoid`, `apply_all(x, F.hflip)`)."""
-    if isinstance(sym, ClassDef):
-        return callable_values.ClassRefV(sym.key)
-    if isinstance(sym, Value):
-        return sym
-    if isinstance(sym, FuncDef) and sym.cls is None and sym.owner is not None:
-        return callable_values.FunctionRefV(sym.qualname, sym.owner)
-    return None
-
-
 def _constant_off_module(an: Analyzer, node: ast.Attribute, value: Value) -> Value | None:
     """`c_f.COLLECT_STATS`: a module-level constant of another project file read off
     its module, the value its name imported would be where no store through a module
@@ -433,7 +424,7 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         sym = an.project_symbol(node, q, frame)
         # a function or class of another file read off its module (`model.MLP`,
         # `getattr(litgpt.model, name)`): the value its name imported would be
-        found = _project_value(sym) if isinstance(sym, (FuncDef, ClassDef)) else None
+        found = module_values.project_value(sym) if isinstance(sym, (FuncDef, ClassDef)) else None
         if found is None and isinstance(sym, Value) and sym is not UNKNOWN:
             found = _constant_off_module(an, node, sym)
         if found is not None:
@@ -441,7 +432,7 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
     if q is not None and an.specialize and an.project is not None and torch_source.source_name(q):
         # a torch layer read as source (`rnn_cls = nn.LSTM`): the class, as its plain
         # name imported (`from torch.nn import LSTM`) already is
-        found = _project_value(an.project_symbol(node, q, frame))
+        found = module_values.project_value(an.project_symbol(node, q, frame))
         if isinstance(found, callable_values.ClassRefV):
             return found
     if q is not None:
@@ -519,6 +510,8 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         return callable_values.bind_own(base.attr(node.attr), base)
     if isinstance(base, lambdas.ClosureV):
         return decorators.closure_attribute(base, node.attr)
+    if isinstance(base, module_values.ModuleV):
+        return module_values.attribute(base, node.attr) or UNKNOWN
     if isinstance(base, versions.VersionV):
         part = versions.attribute(base, node.attr)
         return part if part is not None else UNKNOWN
@@ -627,7 +620,9 @@ def _class_attribute(an: Analyzer, key: str, name: str, recv: Value = UNKNOWN) -
     nested = attributes.nested_class(an, cd, name) if cd is not None else None
     if nested is not None:
         return callable_values.ClassRefV(nested)
-    found = attributes.class_attribute(an, cd, name) if cd is not None else None
+    found = attributes.static_attribute(an, cd, name) if cd is not None else None
+    if found is None and cd is not None:
+        found = attributes.class_attribute(an, cd, name)
     if found is None and cd is not None:
         found = callable_values.static_function(an, cd, name)
     if found is None and cd is not None and recv is UNKNOWN:

@@ -24,6 +24,7 @@ from shapelint.analysis import (
     itemgetters,
     iterators,
     learning,
+    module_values,
     modules,
     ndarrays,
     parametrize,
@@ -204,6 +205,8 @@ class OpCallsMixin:
             scalar = installed.find_spec(args, kwargs)
         if scalar is None and qual == "importlib.metadata.version":
             scalar = installed.distribution_version(args, kwargs)
+        if scalar is None and qual == module_values.QUALNAME and self.specialize:
+            scalar = module_values.imported(self, args, kwargs)
         if scalar is None and self.specialize and not open_kwargs:
             scalar = stdlib_logging.call(qual, args, kwargs)
         if scalar is None and self.specialize and not open_kwargs:

@@ -12,7 +12,10 @@ tensordot, whichever operand is batched) are the slice's count times the batch s
 A matrix-vector product or a dot product is not: on one slice it is `mv` / `dot`,
 which the flop counter does not count, and batched over its vector it becomes a
 matrix product it does count. A slice run holding such a product (or one whose
-operand's rank is not known) is of unknown cost under vmap. What the batched
+operand's rank is not known) is of unknown cost under vmap, but for `torch.mv` or
+`torch.dot` mapped directly, whose operands are the arguments in_dims says are
+batched (`_mapped_product`: batched over mv's vector, or both of dot's, a counted
+matrix product). What the batched
 forward saves for backward (an unbatched weight once, not once per slice) is not
 known either.
 """
@@ -202,6 +205,19 @@ def call(an: Analyzer, callee: VmappedV, node, args, kwargs, frame) -> Value:
             f"torch.vmap: {random} under randomness='error', which torch refuses in a "
             "vmapped function (or, dropout in eval mode, runs as no random op)"
         )
+    elif (
+        vector is not None
+        and len(runs) == 1
+        and not runs[0].children
+        and (direct := _mapped_product(callee, args, sliced, size))
+    ):
+        # the one op the slice ran, as the batched run counts it (the walk from the
+        # loss reads each record's backward)
+        flops, backward = direct
+        runs[0] = dataclasses.replace(
+            runs[0], cost=dataclasses.replace(runs[0].cost, flops=flops, backward=backward)
+        )
+        cost = runs[0].cost
     elif vector is not None:
         cost = cost_not_known(
             f"torch.vmap: {vector} on a slice is a matrix-vector or dot product, which "
@@ -213,6 +229,45 @@ def call(an: Analyzer, callee: VmappedV, node, args, kwargs, frame) -> Value:
     rec = an.record(node, frame, "call torch.vmap", None, args, value, cost, summed=True)
     rec.children = runs
     return value
+
+
+# A vector product vmap maps directly (`torch.vmap(torch.mv)`): its operands are
+# the mapped function's arguments, so which are batched is in_dims' to say.
+_MAPPED_PRODUCTS = frozenset({"torch.mv", "torch.dot"})
+
+
+def _mapped_product(callee: VmappedV, args, sliced, size) -> tuple[Expr, Expr] | None:
+    """(FLOPs, backward FLOPs) of `torch.vmap(torch.mv)` / `torch.vmap(torch.dot)`
+    called on two tensors, as torch's batching rules run it (held to
+    FlopCounterMode): mv(A, v) batched over its vector is a matrix product,
+    2·B·n·m; dot(a, b) batched over both is one too, 2·B·n. The backward: one
+    product the same size per operand that requires grad. None for any other
+    function or arguments, and where the batch is the matrix's alone (dot's: one
+    operand's), which runs an mv the flop counter does not count for a contiguous
+    matrix and a counted matrix product for a transposed one."""
+    from shapelint.analysis.callable_values import LayerClassV
+
+    func = callee.func
+    if not isinstance(func, LayerClassV) or func.qual not in _MAPPED_PRODUCTS or len(args) != 2:
+        return None
+    if not all(isinstance(a, TensorV) and a.rank is not None for a in sliced):
+        return None
+    dims = callee.in_dims
+    items = dims.items if isinstance(dims, TupleV) else (dims, dims)
+    mapped = [_dim(d) is not None for d in items]
+    if func.qual == "torch.mv":
+        if (sliced[0].rank, sliced[1].rank) != (2, 1):
+            return None  # torch raises: not followed here
+        n, m = sliced[0].shape  # type: ignore[misc]
+        counted, work = mapped[1], Expr.const(2) * size * n * m
+    else:
+        if (sliced[0].rank, sliced[1].rank) != (1, 1):
+            return None
+        counted, work = all(mapped), Expr.const(2) * size * sliced[0].shape[0]  # type: ignore[index]
+    if not counted:
+        return None  # an mv, or a matrix product where its layout makes one (not told)
+    grads = sum(1 for a in args if requires(a))
+    return work, work * Expr.const(grads)
 
 
 def _scaled(rec, size: Expr):
