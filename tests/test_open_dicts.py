@@ -197,12 +197,13 @@ def test_a_dict_only_its_top_level_fills_is_closed(tmp_path, name, flops):
     assert t["flops_value"] == _torch_flops(tmp_path, "Closed", name=name) == flops
 
 
-def _reads(source: str) -> list[bool]:
-    """open_read of each `R.get` / `in R` receiver named R, in order."""
+def _reads(source: str, key: object = "x") -> list[bool]:
+    """open_read of each read of the name R, in order, for a missing key."""
     tree = ast.parse(textwrap.dedent(source))
     names = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "R"]
     loads = [n for n in names if isinstance(n.ctx, ast.Load)]
-    return [open_read(tree, n) for n in sorted(loads, key=lambda n: (n.lineno, n.col_offset))]
+    ordered = sorted(loads, key=lambda n: (n.lineno, n.col_offset))
+    return [open_read(tree, n, key) for n in ordered]
 
 
 @pytest.mark.parametrize(
@@ -245,3 +246,13 @@ def _reads(source: str) -> list[bool]:
 )
 def test_which_module_level_dicts_are_open(source, expected):
     assert _reads(source) == expected
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [("a", [False, False, True]), ("b", [False, False, False]), (1, [False, False, False])],
+)
+def test_a_store_of_a_constant_key_opens_that_key_alone(key, expected):
+    source = "R = {}\ndef f():\n    R['a'] = 1\n    R.update({'c': 2}, d=3)\ndef g(k):\n    return R.get(k)\n"
+    assert _reads(source, key) == expected
+    assert _reads(source, "d")[-1] and _reads(source, "c")[-1]

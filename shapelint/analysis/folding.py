@@ -382,11 +382,11 @@ def _open_miss(an: Analyzer, op, left: Value, right: Value, comp: ast.expr) -> b
         isinstance(op, (ast.In, ast.NotIn))
         and isinstance(right, ObjectV)
         and right.kind in DICT_KINDS
-        and open_dicts.open_read(an.tree, comp)
     ):
         return False
     key = dict_keys.key_of(left)
-    return dict_keys.known(key) and dict_keys.entry(right, key) is None
+    missing = dict_keys.known(key) and dict_keys.entry(right, key) is None
+    return missing and open_dicts.open_read(an.tree, comp, key)
 
 
 def _module_against_none(an: Analyzer, node: ast.Compare, frame) -> bool:

@@ -397,7 +397,7 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         if attr == "get" and named and len(args) <= 2 and not kwargs:
             v = dict_keys.entry(recv, key)
             if v is None:
-                if open_dicts.open_read(an.tree, func.value):
+                if open_dicts.open_read(an.tree, func.value, key):
                     return UNKNOWN  # a registry other modules may have filled
                 return args[1] if len(args) > 1 else NoneV()
             return v
@@ -430,7 +430,7 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         if attr in ("pop", "setdefault") and named and len(args) <= 2 and not kwargs:
             # `padding = kwargs.pop('padding', '')`: the entry, and the dict without it
             entries = dict(recv.attrs)
-            if key not in entries and open_dicts.open_read(an.tree, func.value):
+            if key not in entries and open_dicts.open_read(an.tree, func.value, key):
                 return UNKNOWN  # a registry other modules may have filled
             if key in entries:
                 if attr == "pop":

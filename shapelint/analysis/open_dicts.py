@@ -10,8 +10,9 @@ are any importer's, read or not. So a module-level name is *open* when a functio
 of its module (a method, a nested function, a lambda included) stores into the
 dict it names: `NAME[k] = v`, `NAME.update(...)`,
 `NAME.setdefault(...)`, `NAME.__setitem__(...)`, or rebinds it under `global NAME`.
-A read by key of an open dict, where the key is missing, is not known (a key
-found is the entry found); every other dict is closed: its stores are its
+A read by key of an open dict, where the key is missing and those stores may
+add it (any key, or a constant one among theirs: `NAME["a"] = 1` adds "a"
+alone), is not known (a key found is the entry found); every other dict is closed: its stores are its
 module's top level, which the analysis reads as Python runs it.
 
 A function that reads the dict by key and stores into it itself is a memo
@@ -30,19 +31,28 @@ from __future__ import annotations
 
 import ast
 
+from shapelint.analysis import nodes
+
 # dict's methods that may add a key (a removal leaves a miss a miss).
 _ADDERS = frozenset({"__setitem__", "update", "setdefault", "__ior__"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _KEPT = "_shapelint_open_reads"
 
 
-def open_read(tree: ast.Module, node: ast.expr) -> bool:
-    """Whether node (the receiver of a read by key) is a read of an open
-    module-level name of tree's module (see the module's docstring)."""
-    return isinstance(node, ast.Name) and id(node) in _open_reads(tree)
+def open_read(tree: ast.Module, node: ast.expr, key: object) -> bool:
+    """Whether a read of key, missing from the dict node names (the receiver of a
+    read by key), is not known: node reads an open module-level name of tree's
+    module whose storing functions may add that key (see the module's docstring)."""
+    if not isinstance(node, ast.Name):
+        return False
+    reads = _open_reads(tree)
+    if id(node) not in reads:
+        return False
+    keys = reads[id(node)]
+    return keys is None or key in keys
 
 
-def _open_reads(tree: ast.Module) -> frozenset[int]:
+def _open_reads(tree: ast.Module) -> dict[int, frozenset | None]:
     known = tree.__dict__.get(_KEPT)
     if known is None:
         known = _scan(tree)
@@ -50,12 +60,14 @@ def _open_reads(tree: ast.Module) -> frozenset[int]:
     return known
 
 
-def _scan(tree: ast.Module) -> frozenset[int]:
-    """The ids of the Name nodes, anywhere in tree, that read an open name outside
-    the functions that store into it."""
+def _scan(tree: ast.Module) -> dict[int, frozenset | None]:
+    """For each Name node, anywhere in tree, that reads an open name outside the
+    functions that store into it, by id: the keys those stores may add (None: any)."""
     module_names = _bound_here(tree.body)
+    parents = nodes.parent_map(tree)
     reads: list[tuple[str, int, int]] = []  # (name, id of the node, id of its scope)
     storers: dict[str, set[int]] = {}  # name -> ids of the functions storing into it
+    added: dict[str, frozenset | None] = {}  # name -> the keys they may add (None: any)
     # (scope node, the names local to the enclosing function scopes, class bodies skipped)
     stack: list[tuple[ast.AST, frozenset[str]]] = [(tree, frozenset())]
     while stack:
@@ -72,24 +84,52 @@ def _scan(tree: ast.Module) -> frozenset[int]:
                 continue
             if node.id in shadowed:
                 continue
+            keys: frozenset | None | bool = False
             if isinstance(node.ctx, ast.Load):
                 reads.append((node.id, id(node), id(scope)))
-                if in_function and _adds_through(node, parent):
-                    storers.setdefault(node.id, set()).add(id(scope))
+                if in_function:
+                    keys = _added_keys(node, parent, parents.get(id(parent)))
             elif in_function and node.id in declared:
-                # `global NAME; NAME = ...`: rebound from a function
+                keys = None  # `global NAME; NAME = ...`: rebound from a function
+            if keys is not False:
                 storers.setdefault(node.id, set()).add(id(scope))
-    return frozenset(
-        i for name, i, scope in reads if name in storers and scope not in storers[name]
-    )
+                before = added.get(node.id, frozenset())
+                added[node.id] = None if keys is None or before is None else before | keys
+    return {
+        i: added[name] for name, i, scope in reads if name in storers and scope not in storers[name]
+    }
 
 
-def _adds_through(name: ast.Name, parent: ast.AST | None) -> bool:
-    """`NAME[k] = v` / `NAME[k] += v`, or `NAME.update(...)` and the like called
-    (a `del` adds no key: a miss stays one)."""
+def _added_keys(name: ast.Name, parent: ast.AST | None, grand: ast.AST | None):
+    """The keys a store through name may add: `NAME["k"] = v` adds "k" alone,
+    `NAME[k] = v` any (None); `update` / `setdefault` / `__setitem__` called alike
+    (`update({"a": 1}, b=2)` adds a and b); False where name is stored through by
+    none of these (a `del` adds no key: a miss stays one)."""
     if isinstance(parent, ast.Subscript) and parent.value is name:
-        return isinstance(parent.ctx, ast.Store)
-    return isinstance(parent, ast.Attribute) and parent.attr in _ADDERS
+        if not isinstance(parent.ctx, ast.Store):
+            return False
+        return _constants([parent.slice])
+    if not (isinstance(parent, ast.Attribute) and parent.attr in _ADDERS):
+        return False
+    if not (isinstance(grand, ast.Call) and grand.func is parent):
+        return None  # the bound method handed on: any key
+    if parent.attr in ("__setitem__", "setdefault"):
+        return _constants(grand.args[:1]) if grand.args else None
+    if parent.attr == "update":
+        dicts = [a for a in grand.args if isinstance(a, ast.Dict)]
+        if len(dicts) != len(grand.args) or any(k.arg is None for k in grand.keywords):
+            return None
+        named = frozenset(k.arg for k in grand.keywords)
+        keys = _constants([k for d in dicts for k in d.keys])  # a `**` spread: None
+        return None if keys is None else keys | named
+    return None
+
+
+def _constants(found: list) -> frozenset | None:
+    """The values of constant key expressions, None where one is not a constant."""
+    if not all(isinstance(n, ast.Constant) for n in found):
+        return None
+    return frozenset(n.value for n in found)
 
 
 def _own_nodes(scope: ast.AST):
