@@ -17,6 +17,7 @@ from shapelint.analysis import (
     index_iteration,
     joined_objects,
     may_raise,
+    open_dicts,
     pytypes,
     raising,
     small_sets,
@@ -326,9 +327,11 @@ def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
         for op, comp in zip(node.ops, node.comparators):
             right = an.eval(comp, frame, depth)
             r = _contains(an, op, left, left_node, right, comp, frame)
-            if r is None:
+            # `k in REGISTRY` lacking k: other modules may have stored it (open_dicts)
+            missing = r is None and _open_miss(an, op, left, right, comp)
+            if r is None and not missing:
                 r = _compare(op, left, right, comp)
-            if r is None and an.specialize:
+            if r is None and an.specialize and not missing:
                 r = _member(op, left, right, comp)
             left_node = comp
             if r is None:
@@ -370,6 +373,20 @@ def _contains(an: Analyzer, op, left, left_node, right, comp, frame) -> bool | N
     if isinstance(got, BoolV) and got.value is not None:
         return got.value != isinstance(op, ast.NotIn)
     return None
+
+
+def _open_miss(an: Analyzer, op, left: Value, right: Value, comp: ast.expr) -> bool:
+    """`k in d` / `not in` where d, a module-level dict other modules may fill
+    (open_dicts.py), lacks k: not known."""
+    if not (
+        isinstance(op, (ast.In, ast.NotIn))
+        and isinstance(right, ObjectV)
+        and right.kind in DICT_KINDS
+    ):
+        return False
+    key = dict_keys.key_of(left)
+    missing = dict_keys.known(key) and dict_keys.entry(right, key) is None
+    return missing and open_dicts.open_read(an.tree, comp, key)
 
 
 def _module_against_none(an: Analyzer, node: ast.Compare, frame) -> bool:

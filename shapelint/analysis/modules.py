@@ -38,6 +38,7 @@ from shapelint.analysis import (
     in_place,
     module_state,
     namedtuples,
+    open_dicts,
     own_methods,
     plain,
     registering,
@@ -396,6 +397,8 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         if attr == "get" and named and len(args) <= 2 and not kwargs:
             v = dict_keys.entry(recv, key)
             if v is None:
+                if open_dicts.open_read(an.tree, func.value, key):
+                    return UNKNOWN  # a registry other modules may have filled
                 return args[1] if len(args) > 1 else NoneV()
             return v
         if attr in ("values", "items", "keys"):
@@ -427,6 +430,8 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         if attr in ("pop", "setdefault") and named and len(args) <= 2 and not kwargs:
             # `padding = kwargs.pop('padding', '')`: the entry, and the dict without it
             entries = dict(recv.attrs)
+            if key not in entries and open_dicts.open_read(an.tree, func.value, key):
+                return UNKNOWN  # a registry other modules may have filled
             if key in entries:
                 if attr == "pop":
                     found = entries.pop(key)

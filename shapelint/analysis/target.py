@@ -101,6 +101,9 @@ class TargetResult:
     # The graph nodes of the ops its constructor ran (ops/backward.BuiltNodes): the
     # loss reaching one runs a backward no record of the forward holds.
     built: object = None
+    # The call of the target itself (a CallRecord): what the total names where its
+    # figure is incomplete and no call below it is (incomplete_reasons).
+    head: object = None
 
 
 _LITERAL_NODES = (
@@ -366,6 +369,7 @@ def _evaluate(
     result.hazards = log
     result.unsummed = reached.unsummed_kinds(value, functools.partial(_plain_instance, an))
     result.built = built_nodes
+    result.head = rec
     return result
 
 
@@ -638,6 +642,7 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         and not res.errors
         and not res.conditional
     )
+    unknown = incomplete_reasons(res, c, unknown, complete)
     bytes_complete = complete and c.bytes is not None and _all_bytes(records)
     # A freeze the analysis cannot follow (`for p in ...: p.requires_grad = False`):
     # which gradients backward computes is not known.
@@ -734,6 +739,32 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         # the classes of the returned objects whose tensors the loss does not sum
         "unsummed": sorted(k.rpartition(":")[2] for k in res.unsummed) if seen else [],
     }
+
+
+def incomplete_reasons(res: TargetResult, c: Cost, unknown: list[dict], complete: bool):
+    """What the total misses, each named: the calls not costed, then each statement
+    that may raise on an alternative the run cannot decide (a forward that may stop
+    there: the figure counts the runs where it does not), with its file. A total made
+    incomplete with neither (a rule that marked the target's own call so) names that
+    call, with its notes: an incomplete figure always says why. A forward that surely
+    raises names its errors instead (`diagnostics`), and has no total."""
+    out = list(unknown)
+    for f in res.conditional:
+        out.append(
+            {
+                "line": f.line,
+                "op": f.code,
+                "why": f"may raise: {f.text()}; the figure counts the runs where it does not",
+                "path": f.path,
+            }
+        )
+    if complete or out or res.errors:
+        return out
+    head = res.head
+    line, op = (head.line, head.op) if head is not None else (1, f"call {res.name}")
+    notes = list(head.cost.notes) if head is not None and head.cost.notes else list(c.notes)
+    why = "; ".join(notes) or "incomplete: no call below it says why (a rule left no record)"
+    return [{"line": line, "op": op, "why": why}]
 
 
 def _without_backward(r, done: dict):

@@ -16,7 +16,7 @@ from shapelint.report.conventions import (
     loss_convention,
     mode_convention,
 )
-from shapelint.report.numbers import human, si, unit_figure
+from shapelint.report.numbers import human, same_file, si, unit_figure
 
 
 def run_target(
@@ -210,12 +210,23 @@ def not_costed_lines(t: dict) -> list[str]:
     # A call in a layer that runs n times is missing n times: one line, counted.
     runs: dict[tuple, int] = {}
     for u in t["unknown"]:
-        key = (u["line"], u["op"], u["why"])
+        key = (_where(t, u), u["op"], u["why"])
         runs[key] = runs.get(key, 0) + u.get("times", 1)
-    for (line, op, why), n in runs.items():
+    for (where, op, why), n in runs.items():
         times = f" (×{n})" if n > 1 else ""
-        lines.append(f"    line {line}  {op}{times}: {why}")
+        lines.append(f"    {where}  {op}{times}: {why}")
     return lines
+
+
+def _where(t: dict, u: dict) -> str:
+    """`line 14`, or `lib.py:5` for an entry in a file other than the target's,
+    named as the target's path names its own (as the warnings name theirs)."""
+    path = u.get("path")
+    if path is None or same_file(path, t.get("path")):
+        return f"line {u['line']}"
+    from shapelint.analysis.entry_points import shown_path
+
+    return f"{shown_path(path, t['path'])}:{u['line']}"
 
 
 def call_rows(t: dict) -> list[tuple[int, dict]]:

@@ -3,6 +3,8 @@ form, its value at bound dims, SI prefixes."""
 
 from __future__ import annotations
 
+import os
+
 
 def evaluate(expr: str | None, dims: dict[str, int]) -> int | None:
     """Value of a printed expression with dims bound, or None if a name is unbound."""
@@ -21,9 +23,22 @@ def unknown_calls(f: dict, limit: int = 3) -> str:
     unk = f.get("unknown") or []
     if not unk:
         return ""
-    shown = ", ".join(f"line {u['line']} {u['op']}" for u in unk[:limit])
+    shown = ", ".join(f"{_line(u, f.get('path'))} {u['op']}" for u in unk[:limit])
     more = f", and {len(unk) - limit} more" if len(unk) > limit else ""
     return f"{len(unk)} call{'s' * (len(unk) != 1)} unknown: {shown}{more}"
+
+
+def _line(u: dict, home: str | None) -> str:
+    """`line 14`; `lib.py:5` where the entry names a file other than home's (the
+    target's: a statement in a module it imports)."""
+    path = u.get("path")
+    if path is None or same_file(path, home):
+        return f"line {u['line']}"
+    return f"{os.path.basename(path)}:{u['line']}"
+
+
+def same_file(path: str, home: str | None) -> bool:
+    return home is not None and os.path.realpath(path) == os.path.realpath(home)
 
 
 def flops_figure(f: dict, key: str = "flops", limit: int = 3) -> str:
