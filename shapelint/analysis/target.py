@@ -50,7 +50,7 @@ from shapelint.notation.dimspec import DTYPE_CLASSES
 from shapelint.notation.symbolic import Expr, fact_scope, nonnegative_facts
 from shapelint.notation.target import Target
 from shapelint.ops import saved as storages
-from shapelint.ops import stub_ops, versions
+from shapelint.ops import dtype_match, stub_ops, versions
 from shapelint.ops.backward import INPUT, BuiltNodes, surely_reached
 from shapelint.ops.values import UNKNOWN, Cost, ObjectV, TensorV, TupleV, Value, Var, dim_py
 
@@ -319,7 +319,11 @@ def _evaluate(
         k = given.index(False) if False in given else len(names)
         args = [shapes[n] for n in names[:k]]
         rest = {n: shapes[n] for n in names[k:] if n in shapes}
-        with storages.ledger(list(shapes.values()), _own(an, recv)), versions.run() as log:
+        with (
+            storages.ledger(list(shapes.values()), _own(an, recv)),
+            versions.run() as log,
+            dtype_match.run(an.options.dtype),
+        ):
             value = torch_containers.inherited_forward(an, base, recv, cd, args, top, rest)
     else:
         _check_names(an, fd, inputs, "--input", fd.qualname)
@@ -328,7 +332,11 @@ def _evaluate(
                 shapes[name] = TensorV(
                     v.shape, annotated_dtype(an, fd, name), grad=False, origin=v.origin
                 )
-        with storages.ledger(list(shapes.values()), _own(an, recv)), versions.run() as log:
+        with (
+            storages.ledger(list(shapes.values()), _own(an, recv)),
+            versions.run() as log,
+            dtype_match.run(an.options.dtype),
+        ):
             value = specialized.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
     rec = list(top.records.values())[-1]
     if raising.take() is not None or built is not None:
@@ -393,7 +401,11 @@ def _call_made(an, recv: Value, shapes: dict, cd, top):
     saved, children = top.records, {}
     top.records = children
     try:
-        with storages.ledger(list(shapes.values()), _own(an, recv)), versions.run() as log:
+        with (
+            storages.ledger(list(shapes.values()), _own(an, recv)),
+            versions.run() as log,
+            dtype_match.run(an.options.dtype),
+        ):
             value = an.eval(node, top)
     finally:
         top.records = saved
