@@ -49,8 +49,8 @@ from shapelint.analysis.repetition import add_costs
 from shapelint.notation.dimspec import DTYPE_CLASSES
 from shapelint.notation.symbolic import Expr, fact_scope, nonnegative_facts
 from shapelint.notation.target import Target
-from shapelint.ops import saved as storages
 from shapelint.ops import dtype_match, stub_ops, versions
+from shapelint.ops import saved as storages
 from shapelint.ops.backward import INPUT, BuiltNodes, surely_reached
 from shapelint.ops.values import UNKNOWN, Cost, ObjectV, TensorV, TupleV, Value, Var, dim_py
 
