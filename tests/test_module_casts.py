@@ -150,9 +150,11 @@ def test_bytes_follow_the_cast(tmp_path):
     # float32 weights read before were 256 + 32
     _, t = _target(tmp_path, "HalfBoth")
     assert t["bytes"] == "304"
-    # float64 throughout: x.double() 64 + 128, the Linear 128 + 512 + 64 + 128
+    # self.double() in the forward moves the 72 parameters, read as float32 and
+    # written as float64 (288 + 576), as torch's _apply copies them; then float64
+    # throughout: x.double() 64 + 128, the Linear 128 + 512 + 64 + 128
     _, t = _target(tmp_path, "InForward")
-    assert t["bytes"] == "1024"
+    assert t["bytes"] == str(288 + 576 + 1024) and t["bytes_complete"]
 
 
 def test_only_floating_tensors_take_half_and_to_every_one_type():

@@ -24,6 +24,7 @@ from shapelint.analysis import holders
 from shapelint.analysis.module_flags import changed_where_held, modules_below
 from shapelint.analysis.module_lists import ModuleListV
 from shapelint.analysis.recorder import SelfRecorder
+from shapelint.notation.symbolic import Expr
 from shapelint.ops import dtypes
 from shapelint.ops.values import (
     BufferV,
@@ -131,9 +132,11 @@ def cast(
     owner: SelfRecorder | None,
     frame,
     fresh: bool = False,
-) -> Value | None:
+) -> tuple[Value, Expr | None] | None:
     """`m.half()` and the others: m, each of its tensors and its submodules' at the
-    dtype the call gives, wherever they are held; None where the call is no cast."""
+    dtype the call gives, wherever they are held, and the bytes the cast moves (each
+    tensor it changes read and written anew, as `Tensor.half` moves them; None: not
+    known); None where the call is no cast."""
     how = cast_of(attr, args, kwargs)
     if how is None:
         return None
@@ -153,18 +156,29 @@ def cast(
         registered.update(
             {id(a): a for a in recv.attrs.values() if isinstance(a, (ParameterV, BufferV))}
         )
+    moved: list[Expr | None] = []
 
     def then(old: Value, new: Value) -> Value:
-        if id(old) in registered and isinstance(new, TensorV):
-            return how.of(new)
-        return new
+        if id(old) not in registered or not isinstance(new, TensorV):
+            return new
+        made = how.of(new)
+        if made is not new:
+            moved.extend((_nbytes(new), _nbytes(made)))
+        return made
 
     if fresh:
-        return holders.rebuilt(recv, then)
-    if isinstance(recv, SelfRecorder):
+        made = holders.rebuilt(recv, then)
+    elif isinstance(recv, SelfRecorder):
         holders.each_changed(an, then, recv, [recv.attrs])
-        return recv
-    if owner is None:  # a forward's: one object changed wherever it is held
-        return holders.each_changed(an, then, recv)
-    made, _ = changed_where_held(an, recv, then, [owner], frame)
-    return made
+        made = recv
+    elif owner is None:  # a forward's: one object changed wherever it is held
+        made = holders.each_changed(an, then, recv)
+    else:
+        made, _ = changed_where_held(an, recv, then, [owner], frame)
+    total = None if any(b is None for b in moved) else sum(moved, Expr.const(0))
+    return made, total
+
+
+def _nbytes(t: TensorV) -> Expr | None:
+    n, item = t.numel(), dtypes.dtype_bytes(t.dtype)
+    return None if n is None or item is None else n * item

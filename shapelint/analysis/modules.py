@@ -298,7 +298,8 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         if attr in ("train", "eval") and an.specialize and torch_mode_method(an, recv, attr):
             return set_mode(recv, mode_flag(attr, args, kwargs), recv, frame)
         if attr in module_casts.METHODS and an.specialize and torch_mode_method(an, recv, attr):
-            return module_casts.cast(an, recv, attr, args, kwargs, recv, frame)
+            got = module_casts.cast(an, recv, attr, args, kwargs, recv, frame)
+            return got[0] if got is not None else None
         return None
     if (
         attr in ("train", "eval")
@@ -319,9 +320,11 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
     ):
         # `self.head.half()`, `Block(dim).to(torch.bfloat16)`: its tensors at the dtype
         fresh = isinstance(func.value, ast.Call)
-        new = module_casts.cast(an, recv, attr, args, kwargs, _self_of(frame), frame, fresh)
-        if new is not None:
-            an.record(node, frame, f"call {attr}", None, [], new, Cost(*(Expr.const(0),) * 3))
+        got = module_casts.cast(an, recv, attr, args, kwargs, _self_of(frame), frame, fresh)
+        if got is not None:
+            new, moved = got
+            zero = Expr.const(0)
+            an.record(node, frame, f"call {attr}", None, [], new, Cost(zero, zero, moved))
             return new
     if (
         attr == "requires_grad_"
