@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from shapelint.cli import main
 from shapelint.ops import dtypes
-from shapelint.ops.values import BufferV, DtypeV, ParameterV, StrV, TensorV
+from shapelint.ops.values import BoolV, BufferV, DtypeV, NoneV, ParameterV, StrV, TensorV
 
 SOURCE = textwrap.dedent(
     """
@@ -181,3 +181,9 @@ def test_a_device_is_no_cast_and_a_dtype_not_read_is_not_known():
 
     unread = cast_of("to", [UNKNOWN], {})
     assert unread.of(ParameterV((8,), None)).dtype == dtypes.NOT_KNOWN
+    # to(device, dtype): the device not known, the dtype named
+    assert cast_of("to", [UNKNOWN, DtypeV("float16")], {}).dtype == "float16"
+    assert cast_of("to", [NoneV()], {}) is None  # no device, no dtype
+    # Module.to refuses an integer dtype (TypeError): not followed as a cast
+    assert cast_of("to", [DtypeV("int64")], {}) is None
+    assert cast_of("to", [DtypeV("float16"), BoolV(True)], {}).dtype == "float16"

@@ -27,6 +27,7 @@ from shapelint.analysis.recorder import SelfRecorder
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import dtypes
 from shapelint.ops.values import (
+    BoolV,
     BufferV,
     DeviceV,
     DtypeV,
@@ -112,15 +113,26 @@ def cast_of(attr: str, args: list, kwargs: dict) -> _Cast | None:
     if "dtype" in kwargs:
         if len(args) > 1:
             return None
-        may, named = _dtype_named(kwargs["dtype"])
-        return _Cast(named, _FLOAT_OR_COMPLEX) if may else None
-    positional = [a for a in args if not isinstance(a, (StrV, DeviceV, IntV))]
-    if len(args) - len(positional) > 1 or len(positional) > 2:
-        return None
-    if not positional:
+        return _to(*_dtype_named(kwargs["dtype"]))
+    if not args or len(args) > 4:
+        return None  # `m.to(device=...)` alone moves it
+    first = args[0]
+    if isinstance(first, (DtypeV, TensorV)):
+        return _to(*_dtype_named(first))  # to(dtype, ...), to(tensor, ...)
+    if len(args) > 1 and not isinstance(args[1], BoolV):
+        return _to(*_dtype_named(args[1]))  # to(device, dtype, ...)
+    if isinstance(first, (StrV, DeviceV, IntV, NoneV)):
         return None  # `m.to("cuda")`, `m.to(0)`: a device alone
-    may, named = _dtype_named(positional[0])
-    return _Cast(named, _FLOAT_OR_COMPLEX) if may else None
+    return _to(*_dtype_named(first))  # a device, or a dtype not read
+
+
+def _to(may: bool, named: str | None) -> _Cast | None:
+    """Module.to's cast of the floating and complex tensors; an integer or bool
+    dtype, which torch refuses (`nn.Module.to only accepts floating point or
+    complex dtypes`), is not followed."""
+    if not may or (named is not None and not dtypes.unnamed(named) and dtypes.category(named) < 2):
+        return None
+    return _Cast(named, _FLOAT_OR_COMPLEX)
 
 
 def cast(
