@@ -92,6 +92,31 @@ SOURCE = textwrap.dedent(
             return self.n(x)
 
 
+    class EmbOnly(nn.Module):  # the embedding's half rows into a float32 Linear
+        def __init__(self, v=10, d=8):
+            super().__init__()
+            self.emb = nn.Embedding(v, d)
+            self.head = nn.Linear(d, v)
+            self.emb.half()
+
+        def forward(self, x):
+            return self.head(self.emb(x))
+
+
+    class Layers(nn.Module):  # each layer of a list cast in a loop
+        def __init__(self, d=8):
+            super().__init__()
+            self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(2)])
+            for layer in self.layers:
+                layer.double()
+
+        def forward(self, x):
+            x = x.double()
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+
     class Autocast(nn.Module):  # autocast casts the operands: no error
         def __init__(self, d=8):
             super().__init__()
@@ -104,15 +129,16 @@ SOURCE = textwrap.dedent(
     """
 )
 
-RAISES = {"Half", "Double", "HalfNorm"}
+INTS = {"EmbOnly"}  # fed token ids
 
 
 def _torch_raises(name: str) -> bool:
     torch = pytest.importorskip("torch")
     ns: dict = {}
     exec(compile(SOURCE, "casts.py", "exec"), ns)  # noqa: S102 - the test's own module
+    x = torch.randint(0, 10, (2, 8)) if name in INTS else torch.randn(2, 8)
     try:
-        ns[name]()(torch.randn(2, 8))
+        ns[name]()(x)
     except RuntimeError:
         return True
     return False
@@ -121,12 +147,13 @@ def _torch_raises(name: str) -> bool:
 def _target(tmp_path, name: str) -> tuple[int, dict]:
     p = tmp_path / "casts.py"
     p.write_text(SOURCE)
-    args = ["cost", f"{p}::{name}", "--input", "x=2,8", "--no-cache", "--format", "json"]
+    shape = "x=2,8:int" if name in INTS else "x=2,8"
+    args = ["cost", f"{p}::{name}", "--input", shape, "--no-cache", "--format", "json"]
     r = CliRunner().invoke(main, args)
     return r.exit_code, json.loads(r.output)["target"]
 
 
-@pytest.mark.parametrize("name", ["Half", "Double", "HalfNorm"])
+@pytest.mark.parametrize("name", ["Half", "Double", "HalfNorm", "EmbOnly"])
 def test_a_float32_input_into_a_cast_layer_is_an_error_as_torch_raises(tmp_path, name):
     assert _torch_raises(name)
     code, t = _target(tmp_path, name)
@@ -136,12 +163,14 @@ def test_a_float32_input_into_a_cast_layer_is_an_error_as_torch_raises(tmp_path,
     assert "float32" in d["message"] and f"{name}.forward" in d["call_path"]
 
 
-@pytest.mark.parametrize("name", ["HalfBoth", "ToBf16", "ToDevice", "InForward", "Autocast"])
+@pytest.mark.parametrize(
+    "name", ["HalfBoth", "ToBf16", "ToDevice", "InForward", "Autocast", "Layers"]
+)
 def test_a_cast_torch_runs_is_no_error(tmp_path, name):
     assert not _torch_raises(name)
     code, t = _target(tmp_path, name)
     assert code == 0 and not t["diagnostics"]
-    assert t["flops"] == "256" and t["complete"]
+    assert t["flops"] == ("512" if name == "Layers" else "256") and t["complete"]
 
 
 def test_bytes_follow_the_cast(tmp_path):
