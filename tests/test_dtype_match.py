@@ -150,3 +150,16 @@ def test_a_target_reports_what_torch_refuses(tmp_path, name, raises):
     # check (no target) compares nothing: which dtype x has there is not known
     r = CliRunner().invoke(main, ["check", str(p), "--no-cache", "--select", "ALL"])
     assert "SHP322" not in r.output
+
+
+def test_check_reports_it_for_a_configured_target(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.shapelint.targets]\n"fn.py::Linear" = { input = { x = "2,8" } }\n'
+    )
+    (tmp_path / "fn.py").write_text(FUNCTIONAL)
+    r = CliRunner().invoke(main, ["check", str(tmp_path), "--format", "json", "--no-cache"])
+    assert r.exit_code == 1, r.output
+    (f,) = json.loads(r.output)
+    line = next(i for i, s in enumerate(FUNCTIONAL.splitlines(), 1) if "F.linear(x" in s)
+    assert (f["line"], f["code"], f["severity"]) == (line, "SHP322", "error")
+    assert f["message"].endswith(f"(via Linear.forward:{line})")
