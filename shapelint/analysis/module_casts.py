@@ -87,7 +87,8 @@ def _dtype_named(v: Value) -> tuple[bool, str | None]:
     if isinstance(v, DtypeV):
         if v.numpy:
             return True, dtypes.NOT_KNOWN
-        return True, v.name if v.name is not None else dtypes.NOT_KNOWN
+        # name None: `x.dtype` of a tensor given none, the run's default float
+        return True, v.name
     if isinstance(v, TensorV):
         return True, v.dtype
     if isinstance(v, (StrV, DeviceV, IntV, NoneV)):
