@@ -349,5 +349,12 @@ RULES = [
             "weight.dtype)`) or the layer to the input's. The target then prints the error "
             "with its call path and no total."
         ),
+        valid=(
+            "import torch\n\n"
+            "def project():\n"
+            "    proj = torch.nn.Linear(8, 4).half()\n"
+            "    x = torch.randn(2, 8)\n"
+            "    return proj(x.to(proj.weight.dtype))\n",
+        ),
     ),
 ]
