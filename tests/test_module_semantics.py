@@ -1347,12 +1347,28 @@ def test_a_module_moved_to_a_tensors_device_is_itself(tmp_path):
     assert tuple(int(d) for d in t["output"]) == out
 
 
-@pytest.mark.parametrize("how", ["x.dtype", "x", "'cuda'", "torch.float64", "x.device, x.dtype"])
-def test_a_module_cast_or_moved_elsewhere_is_not_known(tmp_path, how):
-    # a dtype (also a tensor's: it casts to its dtype) or a device named otherwise
-    # changes what the module holds or where it computes: never a figure
+@pytest.mark.parametrize("how", ["x.dtype", "x", "x.device, x.dtype"])
+def test_a_module_cast_to_its_inputs_dtype_is_followed(tmp_path, how):
+    # Module.to of the inputs' own dtype (a tensor's: its dtype and device) changes no
+    # dtype here (analysis/module_casts.py): torch's figures, complete
+    from tests.helpers import run_class, torch_figures, written_module
+
+    path, mod = written_module(tmp_path, "cast", MOVED.replace("HOW", how))
+    t = run_class(path, "Cast", {}, {"x": (2, 8, 16)}, True)
+    fwd, bwd, _params, out = torch_figures(mod, "Cast", {}, {"x": (2, 8, 16)}, training=True)
+    assert t["complete"], t["unknown"]
+    assert (t["flops_value"], t["flops_backward_value"]) == (fwd, bwd)
+    assert tuple(int(d) for d in t["output"]) == out
+
+
+def test_a_module_cast_elsewhere_raises_or_moved_elsewhere_is_not_known(tmp_path):
+    # a float64 Linear fed the float32 input raises under torch (SHP322, no figure); a
+    # device named otherwise changes where it computes: never a figure
     from tests.helpers import run_class, written_module
 
-    path, _ = written_module(tmp_path, "cast", MOVED.replace("HOW", how))
+    path, _ = written_module(tmp_path, "cast", MOVED.replace("HOW", "torch.float64"))
+    t = run_class(path, "Cast", {}, {"x": (2, 8, 16)}, True)
+    assert not t["complete"] and [d["code"] for d in t["diagnostics"]] == ["SHP322"]
+    path, _ = written_module(tmp_path, "moved", MOVED.replace("HOW", "'cuda'"))
     t = run_class(path, "Cast", {}, {"x": (2, 8, 16)}, True)
     assert not t["complete"]

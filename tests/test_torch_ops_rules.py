@@ -57,7 +57,9 @@ def test_catalog_examples_are_what_torch_does(code, kind, i, snippet):
 def test_rules_are_in_the_catalog():
     for rule in TORCH_RULES:
         assert RULES[rule.code] is rule
-        assert rule.invalid and rule.valid, rule.code
+        # SHP322 is found in target runs only, which no snippet is (test_dtype_match.py)
+        assert (rule.invalid or rule.code == "SHP322") and rule.valid, rule.code
         assert rule.severity == "error"
-    assert [r.code for r in TORCH_RULES] == [f"SHP3{n:02d}" for n in range(7, 15)]
+    codes = [f"SHP3{n:02d}" for n in range(7, 15)] + ["SHP322"]
+    assert [r.code for r in TORCH_RULES] == codes
     assert torch  # the examples import it

@@ -56,13 +56,13 @@ def set_requires_grad(an, recv: Value, owner, args, kwargs, frame) -> Value:
         holders.each_changed(an, _regrad(reached, flag), recv, [recv.attrs])
         return recv
     _parameters_reached(recv, reached)
-    made, found = _changed_where_held(an, recv, _regrad(reached, flag), owners, frame)
+    made, found = changed_where_held(an, recv, _regrad(reached, flag), owners, frame)
     if not found:
         trainability_lost(owners)  # held by none of the modules being built
     return made
 
 
-def _changed_where_held(an, recv: Value, then, owners: list, frame) -> tuple[Value, bool]:
+def changed_where_held(an, recv: Value, then, owners: list, frame) -> tuple[Value, bool]:
     """recv changed in place (then: the change to each value) in the attributes of
     the modules being built (owners) and the frame's names, one walk: the object
     they now hold, and whether any owner held something it changed."""
@@ -132,16 +132,16 @@ def set_mode(
     reached: dict[int, Value] = {}
     if isinstance(recv, SelfRecorder):
         for v in recv.attrs.values():
-            _reached(v, reached)
+            modules_below(v, reached)
         holders.each_changed(an, _flip(reached, flag), recv, [recv.attrs])
         if modes.ATTR in recv.attrs:
             recv.attrs[modes.ATTR] = BoolV(flag)
         return recv
-    _reached(recv, reached)
+    modules_below(recv, reached)
     then = _flip(reached, flag)
     if owner is None:  # a forward's: one object changed wherever it is held
         return holders.each_changed(an, then, recv)
-    made, found = _changed_where_held(an, recv, then, [owner], frame)
+    made, found = changed_where_held(an, recv, then, [owner], frame)
     if not found:
         modes.lose()  # held by no constructor at hand
     return made
@@ -152,11 +152,11 @@ def in_mode(v: Value, flag: bool) -> Value:
     `training`, a list's items) in that mode, each one object wherever v holds it
     (a plain list beside the modules too)."""
     reached: dict[int, Value] = {}
-    _reached(v, reached)
+    modules_below(v, reached)
     return holders.rebuilt(v, _flip(reached, flag))
 
 
-def _reached(v: Value, out: dict[int, Value]) -> None:
+def modules_below(v: Value, out: dict[int, Value]) -> None:
     """The modules `v.train()` walks, by id (the values kept alive beside): modules
     and what registers them (a ModuleDict; a plain dict or list of layers is no
     child)."""
@@ -165,11 +165,11 @@ def _reached(v: Value, out: dict[int, Value]) -> None:
     if isinstance(v, ObjectV) and (is_module(v) or v.kind == REGISTERED_DICT_KIND):
         out[id(v)] = v
         for _, a in v.attrs:
-            _reached(a, out)
+            modules_below(a, out)
     elif isinstance(v, ModuleListV):
         out[id(v)] = v
         for i in v.items:
-            _reached(i, out)
+            modules_below(i, out)
 
 
 def _flip(reached: dict[int, Value], flag: bool):

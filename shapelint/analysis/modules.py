@@ -36,6 +36,7 @@ from shapelint.analysis import (
     dict_keys,
     framed,
     in_place,
+    module_casts,
     module_state,
     namedtuples,
     open_dicts,
@@ -297,6 +298,9 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
             return recv
         if attr in ("train", "eval") and an.specialize and torch_mode_method(an, recv, attr):
             return set_mode(recv, mode_flag(attr, args, kwargs), recv, frame)
+        if attr in module_casts.METHODS and an.specialize and torch_mode_method(an, recv, attr):
+            got = module_casts.cast(an, recv, attr, args, kwargs, recv, frame)
+            return got[0] if got is not None else None
         return None
     if (
         attr in ("train", "eval")
@@ -309,6 +313,20 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         new = set_mode(recv, mode_flag(attr, args, kwargs), _self_of(frame), frame, fresh, an)
         an.record(node, frame, f"call {attr}", None, [], new, Cost(*(Expr.const(0),) * 3))
         return new
+    if (
+        attr in module_casts.METHODS
+        and an.specialize
+        and is_module(recv)
+        and torch_mode_method(an, recv, attr)
+    ):
+        # `self.head.half()`, `Block(dim).to(torch.bfloat16)`: its tensors at the dtype
+        fresh = isinstance(func.value, ast.Call)
+        got = module_casts.cast(an, recv, attr, args, kwargs, _self_of(frame), frame, fresh)
+        if got is not None:
+            new, moved = got
+            zero = Expr.const(0)
+            an.record(node, frame, f"call {attr}", None, [], new, Cost(zero, zero, moved))
+            return new
     if (
         attr == "requires_grad_"
         and an.specialize

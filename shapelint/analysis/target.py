@@ -50,8 +50,8 @@ from shapelint.analysis.repetition import add_costs, collected, holding
 from shapelint.notation.dimspec import DTYPE_CLASSES
 from shapelint.notation.symbolic import Expr, fact_scope, nonnegative_facts
 from shapelint.notation.target import Target
+from shapelint.ops import dtype_match, stub_ops, versions
 from shapelint.ops import saved as storages
-from shapelint.ops import stub_ops, versions
 from shapelint.ops.backward import INPUT, BuiltNodes, surely_reached
 from shapelint.ops.values import UNKNOWN, Cost, ObjectV, TensorV, TupleV, Value, Var, dim_py
 
@@ -326,7 +326,11 @@ def _evaluate(
         if module_hooks.held_on(recv):  # its hooks run round forward: the call itself
             value, log = _call_made(an, recv, shapes, cd, top, names[:k])
         else:
-            with storages.ledger(list(shapes.values()), _own(an, recv)), versions.run() as log:
+            with (
+                storages.ledger(list(shapes.values()), _own(an, recv)),
+                versions.run() as log,
+                dtype_match.run(an.options.dtype),
+            ):
                 value = torch_containers.inherited_forward(an, base, recv, cd, args, top, rest)
     else:
         _check_names(an, fd, inputs, "--input", fd.qualname)
@@ -345,7 +349,11 @@ def _evaluate(
             k = given.index(False) if False in given else len(order)
             value, log = _call_made(an, recv, shapes, cd, top, order[:k])
         else:
-            with storages.ledger(list(shapes.values()), _own(an, recv)), versions.run() as log:
+            with (
+                storages.ledger(list(shapes.values()), _own(an, recv)),
+                versions.run() as log,
+                dtype_match.run(an.options.dtype),
+            ):
                 value = specialized.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
     rec = list(top.records.values())[-1]
     if raising.take() is not None or built is not None:
@@ -414,7 +422,12 @@ def _call_made(an, recv: Value, shapes: dict, cd, top, positional=()):
     node = ast.copy_location(ast.Call(ast.Name(held, ast.Load()), given, keywords), cd.node)
     ast.fix_missing_locations(node)
     inputs = list(shapes.values())
-    with collected(top) as children, storages.ledger(inputs, _own(an, recv)), versions.run() as log:
+    with (
+        collected(top) as children,
+        storages.ledger(inputs, _own(an, recv)),
+        versions.run() as log,
+        dtype_match.run(an.options.dtype),
+    ):
         value = an.eval(node, top)
     holding(an, node, top, f"call {cd.name}(...)", inputs, value, children)
     return value, log

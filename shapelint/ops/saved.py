@@ -352,6 +352,13 @@ def cast_region() -> None:
         flag[0] = True
 
 
+def cast_seen() -> bool:
+    """Whether an autocast region may have run in the target run so far: its ops
+    cast their operands to another dtype (ops/dtype_match.py checks none then)."""
+    flag = _CAST.get()
+    return flag is not None and bool(flag[0])
+
+
 def storage_of(v: TensorV) -> object:
     return v if v.storage is None else v.storage
 

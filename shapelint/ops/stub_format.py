@@ -37,6 +37,8 @@ _CLAUSE_KEYS = (
     "frozen",
     "kept",
     "fallback",
+    "same_dtype",
+    "norm_dtype",
 )
 _FLAGS = ("module", "property")
 _FORMULA_NODES = (
@@ -180,6 +182,11 @@ class StubEntry:
     # pooling layers: `self.stride = stride if stride is not None else kernel_size`),
     # before tuples= makes them n-tuples: (name, the argument it takes), ...
     fallback: tuple[tuple[str, str], ...] = ()
+    # Operands whose floating dtypes torch requires equal (`input self.weight
+    # self.bias`; ops/dtype_match.py), and those of a norm, its input first, which
+    # may be float16 or bfloat16 beside float32 weights.
+    same_dtype: tuple[str, ...] = ()
+    norm_dtype: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param | None:
@@ -469,7 +476,20 @@ def _parse_clause(key: str, value: str, params: tuple[Param, ...], known_rules) 
         return names
     if key == "fallback":
         return _parse_fallback(value, params)
+    if key in ("same_dtype", "norm_dtype"):
+        return _parse_operands(key, value, params)
     raise AssertionError(key)
+
+
+def _parse_operands(key: str, value: str, params: tuple[Param, ...]) -> tuple[str, ...]:
+    """`same_dtype="input self.weight"`: parameters, or attributes of one (a layer's
+    own tensors), two at least."""
+    names = tuple(value.split())
+    known = {p.name for p in params}
+    bad = [n for n in names if n.partition(".")[0] not in known]
+    if len(names) < 2 or bad:
+        raise _Bad(f"{key}= names parameters (or self.attr), two at least: {value!r}")
+    return names
 
 
 def _parse_fallback(value: str, params: tuple[Param, ...]) -> tuple[tuple[str, str], ...]:

@@ -30,6 +30,7 @@ from shapelint.notation.symbolic import Expr, binop, broadcasting, name_clash, t
 from shapelint.ops import (  # noqa: F401 (the rule modules register their rules)
     backward,
     conv_rules,
+    dtype_match,
     dtypes,
     layer_rules,
     norm_rules,
@@ -679,6 +680,7 @@ class _Interpreter:
             self.out = out.value
         if e.module:
             self.out = self._construct()
+        self._check_dtypes()
         if self.issues:
             return OpResult(UNKNOWN, Cost(), self.issues)
         self._apply_dtype()
@@ -938,6 +940,24 @@ class _Interpreter:
         return ObjectV(self.entry.name, tuple(attrs.items()))
 
     # -- dtype ------------------------------------------------------------------------------
+    def _check_dtypes(self) -> None:
+        """The operands torch requires of one dtype (same_dtype=, norm_dtype=)."""
+        for names, norm in ((self.entry.same_dtype, False), (self.entry.norm_dtype, True)):
+            if not names:
+                continue
+            why = dtype_match.mismatch([(n, self._operand(n)) for n in names], norm)
+            if why is not None:
+                where = self.bound.wheres.get(names[0].partition(".")[0], ("call",))
+                self.issue(dtype_match.CODE, why, where)
+
+    def _operand(self, name: str) -> Value:
+        """A parameter's value, or an attribute of one (`self.weight`)."""
+        head, _, attr = name.partition(".")
+        v = self.bound.values.get(head, UNKNOWN)
+        if not attr:
+            return v
+        return v.attr(attr) if isinstance(v, ObjectV) else UNKNOWN
+
     def _dtype_of_value(self, v: Value) -> str | None:
         """The dtype v names or is of; raises _DtypeUnnamed for a dtype, or a
         tensor, of a dtype not named (`type_as(x)`, `dtype=x.dtype` of an input

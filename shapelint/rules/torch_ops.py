@@ -1,4 +1,4 @@
-"""SHP307-SHP314: torch calls whose argument shapes certainly cannot work.
+"""SHP307-SHP314, SHP322: torch calls whose argument shapes (or dtypes) certainly cannot work.
 
 Reported by the generic stub op (shapelint/ops/stub_ops.py) only where known
 numbers contradict each other: a dimension named ``d`` in one tensor and ``k``
@@ -326,6 +326,35 @@ RULES = [
             "def qkv():\n"
             "    x = torch.randn(4, 192)\n"
             "    return x.split([64, 64, 64], dim=-1)\n",
+        ),
+    ),
+    Rule(
+        code="SHP322",
+        name="dtype-mismatch",
+        severity="error",
+        summary="An op given floating operands of dtypes torch refuses to mix, in a target run.",
+        explanation=(
+            "Matrix products (`@`, matmul, mm, bmm, mv, dot, addmm, baddbmm, F.linear, "
+            "nn.Linear, bilinear), convolutions, scaled_dot_product_attention, PReLU and the "
+            "recurrent cells need their floating operands of one dtype: a float32 input into "
+            "a layer whose Parameters a `.half()`, `.double()`, `.bfloat16()` or `.to(dtype)` "
+            "cast raises `mat1 and mat2 must have the same dtype` (elementwise ops promote "
+            "instead). Norms (LayerNorm, GroupNorm, BatchNorm) take a float16 or bfloat16 "
+            "input beside float32 weights and statistics, and refuse any other mix. Found "
+            "where dtypes are known: in a target (`cost PATH::Class --input ...`, `run`, "
+            "[tool.shapelint.targets]), whose inputs are of the run's default float "
+            "(`--dtype`, float32 without one) and whose module casts are followed; an "
+            "operand of a dtype not known is not compared, nor any op once an autocast "
+            "region may have run. Cast the input to the layer's dtype (`x.to(self.proj."
+            "weight.dtype)`) or the layer to the input's. The target then prints the error "
+            "with its call path and no total."
+        ),
+        valid=(
+            "import torch\n\n"
+            "def project():\n"
+            "    proj = torch.nn.Linear(8, 4).half()\n"
+            "    x = torch.randn(2, 8)\n"
+            "    return proj(x.to(proj.weight.dtype))\n",
         ),
     ),
 ]
