@@ -13,6 +13,7 @@ literal arguments, read by the same abstract interpreter.
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import functools
 from dataclasses import dataclass, field
@@ -319,18 +320,13 @@ def _evaluate(
     elif fd is None:  # the forward a torch layer or container defines: `forward(self, input)`
         names = _stub_names(base, inputs, f"{cls_name}.forward ({base}.forward)")
         # an input not given keeps its default (`output_size=None`), as in Python
-        given = [n in shapes for n in names]
-        k = given.index(False) if False in given else len(names)
-        args = [shapes[n] for n in names[:k]]
-        rest = {n: shapes[n] for n in names[k:] if n in shapes}
+        lead = _leading(names, shapes)
+        args = [shapes[n] for n in lead]
+        rest = {n: shapes[n] for n in names[len(lead) :] if n in shapes}
         if module_hooks.held_on(recv):  # its hooks run round forward: the call itself
-            value, log = _call_made(an, recv, shapes, cd, top, names[:k])
+            value, log = _call_made(an, recv, shapes, cd, top, lead)
         else:
-            with (
-                storages.ledger(list(shapes.values()), _own(an, recv)),
-                versions.run() as log,
-                dtype_match.run(an.options.dtype),
-            ):
+            with _ledger(an, shapes, recv) as log:
                 value = torch_containers.inherited_forward(an, base, recv, cd, args, top, rest)
     else:
         _check_names(an, fd, inputs, "--input", fd.qualname)
@@ -345,15 +341,9 @@ def _evaluate(
             # in the forward's order up to the first not given (what a hook's `args`
             # holds), the rest by name
             order = [a.arg for a in named_params(fd.node)[1:]]
-            given = [n in shapes for n in order]
-            k = given.index(False) if False in given else len(order)
-            value, log = _call_made(an, recv, shapes, cd, top, order[:k])
+            value, log = _call_made(an, recv, shapes, cd, top, _leading(order, shapes))
         else:
-            with (
-                storages.ledger(list(shapes.values()), _own(an, recv)),
-                versions.run() as log,
-                dtype_match.run(an.options.dtype),
-            ):
+            with _ledger(an, shapes, recv) as log:
                 value = specialized.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
     rec = list(top.records.values())[-1]
     if raising.take() is not None or built is not None:
@@ -421,16 +411,27 @@ def _call_made(an, recv: Value, shapes: dict, cd, top, positional=()):
     ]
     node = ast.copy_location(ast.Call(ast.Name(held, ast.Load()), given, keywords), cd.node)
     ast.fix_missing_locations(node)
-    inputs = list(shapes.values())
-    with (
-        collected(top) as children,
-        storages.ledger(inputs, _own(an, recv)),
-        versions.run() as log,
-        dtype_match.run(an.options.dtype),
-    ):
+    with collected(top) as children, _ledger(an, shapes, recv) as log:
         value = an.eval(node, top)
-    holding(an, node, top, f"call {cd.name}(...)", inputs, value, children)
+    holding(an, node, top, f"call {cd.name}(...)", list(shapes.values()), value, children)
     return value, log
+
+
+@contextlib.contextmanager
+def _ledger(an, shapes: dict, recv):
+    """A target's run: the storages of its inputs and of the built module's state, the
+    versions it logs (the log yielded), the dtypes its ops are judged at."""
+    inputs = list(shapes.values())
+    with storages.ledger(inputs, _own(an, recv)), versions.run() as log:
+        with dtype_match.run(an.options.dtype):
+            yield log
+
+
+def _leading(names: list[str], shapes: dict) -> list[str]:
+    """The names given, in order, up to the first not given: the inputs a call passes by
+    position (the others keep their defaults, or go by name)."""
+    given = [n in shapes for n in names]
+    return names[: given.index(False) if False in given else len(names)]
 
 
 def _plain_instance(an, v: Value) -> bool:
