@@ -98,3 +98,42 @@ def test_the_cut_at_once_is_the_allowance_firing():
     finally:
         ACTIVE.reset(token)
     assert allowance.fired and allowance.left < 0 and load.calls == 1
+
+
+LEFT_OPEN = """
+import torch
+from torch import nn
+
+
+class M(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.a(x)
+"""
+
+
+def test_an_allowance_left_open_by_an_asynchronous_exception_cuts_no_later_analysis(tmp_path):
+    # a budget or an alarm that lands in import_time.run before its `finally` resets
+    # leaves its allowance active in the thread: the next target or file analysed in
+    # that process starts outside any import-time statement all the same (a forked
+    # worker of the differential harness raised StatementTooLong out of a target run)
+    from shapelint.analysis.driver import analyze_source
+    from shapelint.cli.options import analysis_options, load_config
+    from shapelint.cost.target import run_target
+    from shapelint.notation.target import Target
+
+    path = tmp_path / "m.py"
+    path.write_text(LEFT_OPEN)
+    options = analysis_options(load_config([path], None), dtype=None, dims={})
+    token = ACTIVE.set(Allowance(0))
+    try:
+        t = run_target(Target(str(path), "M"), [], ["x=2,8"], {}, options)
+        assert t["complete"] and int(t["flops"]) == 256
+        ACTIVE.set(Allowance(0))
+        out = analyze_source(str(path), LEFT_OPEN)
+        assert not [d for d in out.result.diagnostics if d.code == "SHP002"]
+    finally:
+        ACTIVE.reset(token)

@@ -48,6 +48,15 @@ class StatementTooLong(BaseException):
 ACTIVE: ContextVar[Allowance | None] = ContextVar("import_time_allowance", default=None)
 
 
+def reset() -> None:
+    """A new analysis begins outside any import-time statement. An asynchronous
+    exception (the time budget's, a caller's alarm) that lands in `import_time.run`
+    before its `finally` resets leaves the allowance it opened active in this thread:
+    dropped here, or it would cut the next file's or target's own statements (a
+    StatementTooLong no `run` catches)."""
+    ACTIVE.set(None)
+
+
 def step() -> None:
     """One statement ran: counted against the open allowance, if any."""
     allowance = ACTIVE.get()

@@ -338,9 +338,11 @@ def analyze_source(
     Never raises: what goes wrong becomes SHP001 (cannot parse), SHP002 (a bug) or
     SHP003 (past the time budget). With result_only, only `result` is filled in,
     and what the analysis built is released as soon as it is read."""
+    from shapelint.analysis import allowance
     from shapelint.analysis.budget import DEFAULT_SECONDS, BudgetExceeded, time_budget
 
     res = FileResult(path)
+    allowance.reset()
     try:
         opts = AnalysisOptions.coerce(options)
         seconds = DEFAULT_SECONDS if opts.time_budget is None else opts.time_budget
@@ -470,6 +472,7 @@ def analyze_target(
     (analysis/target.py), the module in training mode as built, or in eval mode
     (training False). Raises TargetError for a target or value it cannot use."""
     from shapelint.analysis import (
+        allowance,
         built_objects,
         joined_objects,
         module_state,
@@ -493,6 +496,7 @@ def analyze_target(
     seconds = DEFAULT_SECONDS if opts.time_budget is None else opts.time_budget
     try:
         with time_budget(seconds), module_state.run():
+            allowance.reset()
             stdlib_logging.reset()  # before the file's top level runs
             joined_objects.reset()
             built_objects.reset()
