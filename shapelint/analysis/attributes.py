@@ -13,6 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import class_state
+from shapelint.analysis.nodes import working_statements
 from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
@@ -301,9 +302,7 @@ def init_with_hooks(an: Analyzer, cd: ClassDef, fn: ast.FunctionDef | ast.AsyncF
     if isinstance(fn, ast.AsyncFunctionDef) or find_method(an, cd, "__new__") is not None:
         return False
     cls, star, stars = params[0], fn.args.vararg.arg, fn.args.kwarg.arg
-    body = [
-        s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
-    ]
+    body = working_statements(fn)
     if len(body) < 3 or not isinstance(body[0], ast.Assign) or len(body[0].targets) != 1:
         return False
     res = body[0].targets[0]
@@ -423,9 +422,7 @@ def _module_start_hook(an: Analyzer, cd: ClassDef, name: str) -> bool:
 
 def _module_start_only(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """fn's body is `super().__init__()` alone (a docstring aside)."""
-    body = [
-        s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
-    ]
+    body = working_statements(fn)
     if len(body) != 1 or not isinstance(body[0], ast.Expr):
         return False
     call = body[0].value

@@ -48,6 +48,7 @@ from shapelint.analysis.copies import handed, renewed
 from shapelint.analysis.dict_entries import ITEMS
 from shapelint.analysis.dict_values import dict_value, mapping
 from shapelint.analysis.module_kinds import MAPPING, UNFOLLOWED, torch_base, undescribed_torch_base
+from shapelint.analysis.nodes import working_statements
 from shapelint.analysis.recorder import SelfRecorder
 from shapelint.analysis.repetition import holding
 from shapelint.analysis.specialized import bind_arguments, specialized_invoke
@@ -324,9 +325,7 @@ def object_new(an: Analyzer, frame, args, kwargs) -> Value | None:
 
 def _object_new_only(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """fn's body is `return super().__new__(cls)` (or object's) alone, with a docstring."""
-    body = [
-        s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
-    ]
+    body = working_statements(fn)
     if len(body) != 1 or not isinstance(body[0], ast.Return):
         return False
     call = body[0].value

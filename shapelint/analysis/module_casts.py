@@ -20,8 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import holders
-from shapelint.analysis.module_flags import changed_where_held, modules_below
+from shapelint.analysis.module_flags import changed_in_place, modules_below, reached_below
 from shapelint.analysis.module_lists import ModuleListV
 from shapelint.analysis.recorder import SelfRecorder
 from shapelint.notation.symbolic import Expr
@@ -153,12 +152,7 @@ def cast(
     how = cast_of(attr, args, kwargs)
     if how is None:
         return None
-    reached: dict[int, Value] = {}
-    if isinstance(recv, SelfRecorder):
-        for v in recv.attrs.values():
-            modules_below(v, reached)
-    else:
-        modules_below(recv, reached)
+    reached = reached_below(recv, modules_below)
     registered = {
         id(a): a
         for m in reached.values()
@@ -179,15 +173,8 @@ def cast(
             moved.extend((_nbytes(new), _nbytes(made)))
         return made
 
-    if fresh:
-        made = holders.rebuilt(recv, then)
-    elif isinstance(recv, SelfRecorder):
-        holders.each_changed(an, then, recv, [recv.attrs])
-        made = recv
-    elif owner is None:  # a forward's: one object changed wherever it is held
-        made = holders.each_changed(an, then, recv)
-    else:
-        made, _ = changed_where_held(an, recv, then, [owner], frame)
+    owners = None if owner is None else [owner]
+    made, _ = changed_in_place(an, recv, then, owners, frame, fresh)
     total = None if any(b is None for b in moved) else sum(moved, Expr.const(0))
     return made, total
 

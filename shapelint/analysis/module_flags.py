@@ -49,17 +49,38 @@ def set_requires_grad(an, recv: Value, owner, args, kwargs, frame) -> Value:
     if flag is None:
         trainability_lost(owners)
         return recv
-    reached: dict[int, Value] = {}
-    if isinstance(recv, SelfRecorder):
-        for v in recv.attrs.values():
-            _parameters_reached(v, reached)
-        holders.each_changed(an, _regrad(reached, flag), recv, [recv.attrs])
-        return recv
-    _parameters_reached(recv, reached)
-    made, found = changed_where_held(an, recv, _regrad(reached, flag), owners, frame)
+    then = _regrad(reached_below(recv, _parameters_reached), flag)
+    made, found = changed_in_place(an, recv, then, owners, frame)
     if not found:
         trainability_lost(owners)  # held by none of the modules being built
     return made
+
+
+def reached_below(recv: Value, walk) -> dict[int, Value]:
+    """What walk (modules_below, _parameters_reached) reaches from recv, by id: from
+    each attribute of the module being built where recv is it."""
+    reached: dict[int, Value] = {}
+    for v in recv.attrs.values() if isinstance(recv, SelfRecorder) else (recv,):
+        walk(v, reached)
+    return reached
+
+
+def changed_in_place(
+    an, recv: Value, then, owners: list | None, frame, fresh: bool = False
+) -> tuple[Value, bool]:
+    """recv changed in place, then the change to each value, as Python changes one
+    object: a module just made (fresh) is the value changed, the module being built
+    its own attributes, one in a forward (owners None) wherever the modules being built
+    and the live frames hold it, else where owners and the frame hold it. The object
+    now held, and whether it was found held (changed_where_held)."""
+    if fresh:
+        return holders.rebuilt(recv, then), True
+    if isinstance(recv, SelfRecorder):
+        holders.each_changed(an, then, recv, [recv.attrs])
+        return recv, True
+    if owners is None:
+        return holders.each_changed(an, then, recv), True
+    return changed_where_held(an, recv, then, owners, frame)
 
 
 def changed_where_held(an, recv: Value, then, owners: list, frame) -> tuple[Value, bool]:
@@ -129,19 +150,10 @@ def set_mode(
     if flag is None or (owner is None and (an is None or not an.specialize)):
         modes.lose()
         return recv
-    reached: dict[int, Value] = {}
-    if isinstance(recv, SelfRecorder):
-        for v in recv.attrs.values():
-            modules_below(v, reached)
-        holders.each_changed(an, _flip(reached, flag), recv, [recv.attrs])
-        if modes.ATTR in recv.attrs:
-            recv.attrs[modes.ATTR] = BoolV(flag)
-        return recv
-    modules_below(recv, reached)
-    then = _flip(reached, flag)
-    if owner is None:  # a forward's: one object changed wherever it is held
-        return holders.each_changed(an, then, recv)
-    made, found = changed_where_held(an, recv, then, [owner], frame)
+    then = _flip(reached_below(recv, modules_below), flag)
+    made, found = changed_in_place(an, recv, then, None if owner is None else [owner], frame)
+    if isinstance(recv, SelfRecorder) and modes.ATTR in recv.attrs:
+        recv.attrs[modes.ATTR] = BoolV(flag)
     if not found:
         modes.lose()  # held by no constructor at hand
     return made

@@ -85,6 +85,13 @@ def sole_assignments(fn: ast.AST, name: str) -> list[ast.Assign]:
     return assigns if len(binds) == len(assigns) else []
 
 
+def working_statements(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    """fn's statements but bare constants (its docstring, an `...`), which do nothing."""
+    return [
+        s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+    ]
+
+
 def dotted_name(node: ast.expr | None) -> bool:
     """A name or a chain of attributes of one (`np.percentile`, `self.block`): read
     again, it runs no code of the project's but what reading it once runs (an
