@@ -47,6 +47,7 @@ from shapelint.analysis import (
     torch_containers,
     unify,
 )
+from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import backward, tensor_values
@@ -431,6 +432,17 @@ class AssignmentMixin:
                 if base is None and not placed and _from_self(target):
                     base = self.eval(target.value, frame)  # `self.block.forward`: no call
                 dynamic.forward_stored(self, base, placed)
+                if not placed and not in_construction:
+                    # in a forward, on a built module the store may not reach wherever
+                    # it is held (`m = self.l0; m.forward = f`: a torch layer's calls
+                    # no flag stops): that module is not known from here on, wherever
+                    # held, as after an apply() that may change layers
+                    if isinstance(base, ObjectV):
+                        holders.held_nowhere(base)
+                        in_place.forget_object(self, base)
+                    else:
+                        why = "a forward replaced on an object not known: not followed"
+                        uc.record_not_known(self, target, frame, f"store {target.attr}", why)
         elif isinstance(target, ast.Starred):
             self._assign(target.value, UNKNOWN, frame, None)
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Subscript):

@@ -206,13 +206,17 @@ def _scan(tree: ast.Module, at_run_time: bool = False, an=None) -> Scan:
 
 
 def _instance_store(an, tree: ast.Module, node: ast.AST, el: ast.Attribute, owner) -> bool:
-    """`x.forward = f` in an instance method of an nn.Module class of the file, which
-    a target run judges where the method runs, by what x then is (forward_stored).
+    """`x.forward = f` (x a name or an attribute path from one) in an instance method
+    of an nn.Module class of the file, which a target run judges where the method
+    runs, by what x then is (forward_stored).
     Not a store the run may never see made: in a class's creation hooks
     (`__init_subclass__`, a metaclass's methods, a classmethod), which no run here
     follows."""
-    if owner is None or an is None:
-        return False
+    recv = el.value
+    while isinstance(recv, ast.Attribute):
+        recv = recv.value
+    if not isinstance(recv, ast.Name) or owner is None or an is None:
+        return False  # `getattr(self, n).forward = f`: no object the run can name
     fn = _enclosing(tree, node)
     if not isinstance(fn, _FUNCTIONS) or fn.name in ("__init_subclass__", "__new__"):
         return False
