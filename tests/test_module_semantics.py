@@ -1484,3 +1484,22 @@ def test_an_apply_that_grows_a_container_leaves_the_layers_unknown(tmp_path, gro
     assert not bound.isdigit() or int(bound) <= truth, bound
     assert t["params"] == "?", t["params"]
     assert any("apply()" in u["why"] for u in t["unknown"]), t["unknown"]
+
+
+def test_a_class_name_the_init_imports_itself_narrows_nothing(tmp_path):
+    # `nn` bound in the function is not the module's torch.nn: its `Linear` vouches
+    # for no Parameter, so the `*=` stays a possible change (torch: the module's
+    # construction raises AttributeError, types has no Linear)
+    body = """
+        def init_(self, m):
+            import types as nn
+            if isinstance(m, nn.Linear):
+                m.weight *= torch.tensor(0.5)
+    """
+    code = SCALED.format(init=textwrap.indent(textwrap.dedent(body).strip(), "    "))
+    path = write(tmp_path, "m.py", HEADER + code)
+    with pytest.raises(AttributeError):
+        _torch_params(path, "Net(8)")
+    t = static(path, "Net", "--init", "dim=8", "--input", "x=2,2,8")
+    assert not t["complete"]
+    assert t["params"] == "?", t["params"]

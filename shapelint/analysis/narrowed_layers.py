@@ -41,20 +41,18 @@ def arguments(args: ast.arguments) -> list[ast.arg]:
 
 
 def _rebound(fn: ast.AST) -> set[str]:
-    """Names fn binds or deletes in its body (nested scopes included: a name they
-    bind is theirs, left out all the same, which only narrows less)."""
-    return {
-        n.id
-        for stmt in fn.body  # type: ignore[attr-defined]
-        for n in ast.walk(stmt)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
-    } | {
-        name
-        for stmt in fn.body  # type: ignore[attr-defined]
-        for n in ast.walk(stmt)
-        if isinstance(n, (ast.Global, ast.Nonlocal))
-        for name in n.names
-    }
+    """Names fn binds, imports or deletes in its body (nested scopes included: a
+    name they bind is theirs, left out all the same, which only narrows less)."""
+    out: set[str] = set()
+    for stmt in fn.body:  # type: ignore[attr-defined]
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                out.add(n.id)
+            elif isinstance(n, (ast.Global, ast.Nonlocal)):
+                out.update(n.names)
+            elif isinstance(n, (ast.Import, ast.ImportFrom)):
+                out.update((a.asname or a.name).partition(".")[0] for a in n.names)
+    return out
 
 
 def _visit(stmts, narrowed: dict[str, tuple[str, ...]], bound, local, an, found) -> None:
