@@ -1372,3 +1372,134 @@ def test_a_module_cast_elsewhere_raises_or_moved_elsewhere_is_not_known(tmp_path
     path, _ = written_module(tmp_path, "moved", MOVED.replace("HOW", "'cuda'"))
     t = run_class(path, "Cast", {}, {"x": (2, 8, 16)}, True)
     assert not t["complete"]
+
+
+# x-transformers' SyntheticDataGenerator: `self.apply(self.init_)` whose init scales a
+# Linear's weight with `*=`; Python runs `m.weight = m.weight.__imul__(s)`, the same
+# Parameter changed in place and stored back as itself
+SCALES = {
+    "method_imul": """
+        @torch.no_grad()
+        def init_(self, m):
+            if isinstance(m, nn.Linear):
+                m.weight *= torch.tensor(0.5)
+    """,
+    "tuple_and_data": """
+        def init_(self, m):
+            if isinstance(m, (nn.Linear, nn.Conv1d)) and m.bias is not None:
+                m.weight.data *= torch.rand(()).item()
+                m.bias.data += 1.0
+    """,
+}
+
+
+SCALED = """
+class Net(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.conv = nn.Conv1d(2, 2, 1)
+        self.apply(self.init_)
+
+{init}
+
+    def forward(self, x):
+        return self.conv(self.fc(x))
+"""
+
+
+def _torch_params(path, build: str) -> int:
+    ns: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), ns)  # noqa: S102 - the test's own code
+    return sum(p.numel() for p in eval(build, ns).parameters())  # noqa: S307
+
+
+@pytest.mark.parametrize("body", SCALES.values(), ids=SCALES.keys())
+def test_an_init_that_scales_a_layers_tensor_in_place_keeps_the_layers(tmp_path, body):
+    # main read the `*=` on an attribute as a store that may replace a layer: every
+    # count unknown. The figures are torch's (FlopCounterMode, the parameters' numel)
+    code = SCALED.format(init=textwrap.indent(textwrap.dedent(body).strip(), "    "))
+    path = write(tmp_path, "m.py", HEADER + code)
+    t = static(path, "Net", "--init", "dim=8", "--input", "x=2,2,8")
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == counted(path, "Net(8)", {"x": torch.randn(2, 2, 8)})
+    assert t["params"] == str(_torch_params(path, "Net(8)"))
+
+
+# apply() functions that add layers without a setattr, a Call stored or an item
+# stored: torch runs two Linears (512 FLOPs) where the module built one; main printed
+# a complete 256 and the one Linear's 72 parameters for each (torch: 144, or 72 where
+# Sequential's `*=` repeats the same Linear: the analysis says `?`)
+GROWS = {
+    "sequential_imul": """
+        def _grow(m):
+            if isinstance(m, Net):
+                m.body *= 2
+    """,
+    "attribute_iadd": """
+        def _grow(m):
+            if hasattr(m, "body"):
+                m.body += [nn.Linear(8, 8)]
+    """,
+    "name_iadd": """
+        def _grow(m):
+            if isinstance(m, nn.ModuleList):
+                m += [nn.Linear(8, 8)]
+    """,
+    "append": """
+        def _grow(m):
+            if isinstance(m, nn.ModuleList):
+                m.append(nn.Linear(8, 8))
+    """,
+}
+
+
+@pytest.mark.parametrize("grow", GROWS.values(), ids=GROWS.keys())
+def test_an_apply_that_grows_a_container_leaves_the_layers_unknown(tmp_path, grow):
+    body = (
+        "nn.Sequential(nn.Linear(dim, dim))"
+        if "m.body *=" in grow
+        else "nn.ModuleList([nn.Linear(dim, dim)])"
+    )
+    code = textwrap.dedent(grow) + textwrap.dedent(
+        f"""
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.body = {body}
+                self.apply(_grow)
+
+            def forward(self, x):
+                for layer in self.body:
+                    x = layer(x)
+                return x
+        """
+    )
+    path = write(tmp_path, "m.py", HEADER + code)
+    truth = counted(path, "Net(8)", {"x": torch.randn(2, 8)})
+    assert truth == 512
+    t = static(path, "Net", "--init", "dim=8", "--input", "x=2,8")
+    assert not t["complete"]
+    bound = str(t["flops"] or "")
+    assert not bound.isdigit() or int(bound) <= truth, bound
+    assert t["params"] == "?", t["params"]
+    assert any("apply()" in u["why"] for u in t["unknown"]), t["unknown"]
+
+
+def test_a_class_name_the_init_imports_itself_narrows_nothing(tmp_path):
+    # `nn` bound in the function is not the module's torch.nn: its `Linear` vouches
+    # for no Parameter, so the `*=` stays a possible change (torch: the module's
+    # construction raises AttributeError, types has no Linear)
+    body = """
+        def init_(self, m):
+            import types as nn
+            if isinstance(m, nn.Linear):
+                m.weight *= torch.tensor(0.5)
+    """
+    code = SCALED.format(init=textwrap.indent(textwrap.dedent(body).strip(), "    "))
+    path = write(tmp_path, "m.py", HEADER + code)
+    with pytest.raises(AttributeError):
+        _torch_params(path, "Net(8)")
+    t = static(path, "Net", "--init", "dim=8", "--input", "x=2,2,8")
+    assert not t["complete"]
+    assert t["params"] == "?", t["params"]

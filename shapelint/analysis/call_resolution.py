@@ -747,6 +747,9 @@ def _applied(an: Analyzer, node: ast.Call, recv, frame, test, fn: Value) -> bool
     cd = an.class_of(cls) if cls is not None else None
     bound = isinstance(fn, (callable_values.BoundMethodV, own_methods.OwnMethodV))
     method = fn.fd.node if bound and fn.fd is not None else None
+    if method is not None and fn.fd.owner is not None:
+        # the method's own file reads the names in its body (its imports)
+        return test(where.tree, node.args[0], cd.node if cd else None, fn.fd.owner, method)
     return test(where.tree, node.args[0], cd.node if cd else None, where, method)
 
 

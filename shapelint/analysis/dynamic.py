@@ -30,7 +30,7 @@ import ast
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from shapelint.analysis import handing_back, project
+from shapelint.analysis import handing_back, narrowed_layers, project
 from shapelint.analysis.attributes import module_class
 from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.function_copies import copies_itself
@@ -369,11 +369,17 @@ def replaces_layers(
     the class whose method makes the call; fn looked up in tree, else, a plain name,
     through an's project imports in the file that defines it; resolved: the function
     fn's value is, where a run knows it, which wins over any lookup by name)."""
-    body = _applied_body(tree, fn, owner, an, resolved)
-    if body is None:
+    found = _applied_function(tree, fn, owner, an, resolved)
+    if found is None:
         return True  # not found, or not one: nobody knows what it does
-    for stmt in body:
+    fn_node, where = found
+    # `m.weight *= s` under `isinstance(m, nn.Linear)`: values change, not layers
+    in_place = narrowed_layers.tensor_updates(fn_node, where)
+    fresh = _fresh_containers(fn_node)
+    for stmt in _statements(fn_node):
         for n in ast.walk(stmt):
+            if id(n) in in_place:
+                continue
             if isinstance(n, ast.Call):
                 f = n.func
                 called = (
@@ -385,17 +391,103 @@ def replaces_layers(
                 )
                 if called in _REPLACING:
                     return True
+                if (
+                    called in _GROWING
+                    and isinstance(f, ast.Attribute)
+                    and _root(f.value) not in fresh
+                ):
+                    return True  # `m.append(layer)` on a ModuleList, `m.update(...)`
             if isinstance(n, ast.Delete):
                 return True
-            if isinstance(n, (ast.Assign, ast.AugAssign)):
+            if isinstance(n, ast.AugAssign):
+                # `m.body *= 2` (Sequential.__imul__), `m += [layer]` (ModuleList's
+                # `__iadd__`): the object changes in place, whatever the operand
+                if _root(n.target) not in fresh:
+                    return True
+            if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
                 targets = n.targets if isinstance(n, ast.Assign) else [n.target]
                 if any(isinstance(t, ast.Subscript) for t in targets):
                     return True
-                if any(isinstance(t, ast.Attribute) for t in targets) and isinstance(
-                    n.value, ast.Call
+                if any(isinstance(t, ast.Attribute) for t in targets) and not _registers_nothing(
+                    n.value
                 ):
                     return True
     return False
+
+
+# nn.Module containers' methods that add or remove what they hold (ModuleList,
+# Sequential, ModuleDict, ParameterList, ParameterDict) and Module's registrations.
+_GROWING = frozenset(
+    {
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "popitem",
+        "update",
+        "clear",
+        "setdefault",
+        "register_parameter",
+        "register_buffer",
+    }
+)
+
+
+def _registers_nothing(value: ast.expr) -> bool:
+    """A value nn.Module.__setattr__ never registers (a module, a Parameter, a
+    tensor under a buffer's name, None dropping any of them): a constant, a
+    formatted string, a display, a comparison (else it refuses the value)."""
+    if isinstance(value, ast.Constant):
+        return value.value is not None
+    return isinstance(value, (ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Compare))
+
+
+def _root(e: ast.expr) -> str | None:
+    """The name an attribute, item or call path starts from (`m` of `m.layers[0]`)."""
+    while isinstance(e, (ast.Attribute, ast.Subscript, ast.Call)):
+        e = e.func if isinstance(e, ast.Call) else e.value
+    return e.id if isinstance(e, ast.Name) else None
+
+
+def _fresh_containers(fn: ast.AST) -> set[str]:
+    """Local names fn binds only to a new list, dict or set of its own (a display
+    or a comprehension) or to a constant, never to anything that may be a module it
+    is handed (`+=` on them changes a list of its own, or rebinds a number)."""
+    made: dict[str, bool] = {}
+    for stmt in _statements(fn):
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                made.setdefault(n.id, True)
+            if isinstance(n, ast.Assign) and len(n.targets) == 1:
+                t = n.targets[0]
+                if isinstance(t, ast.Name) and not isinstance(n.value, _OWN):
+                    made[t.id] = False
+            for name in _bound_names(n):  # a loop, `with ... as`, an unpacking
+                made[name] = False
+    params = fn.args if isinstance(fn, (*_FUNCTIONS, ast.Lambda)) else None
+    given = set() if params is None else {a.arg for a in narrowed_layers.arguments(params)}
+    return {k for k, v in made.items() if v and k not in given}
+
+
+_OWN = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.Constant)
+
+
+def _bound_names(n: ast.AST) -> list[str]:
+    """Names n binds other than by a plain `name = value`."""
+    targets: list[ast.expr] = []
+    if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+        targets = [n.target]
+    elif isinstance(n, ast.withitem) and n.optional_vars is not None:
+        targets = [n.optional_vars]
+    elif isinstance(n, (ast.AnnAssign, ast.NamedExpr)):
+        targets = [n.target]
+    elif isinstance(n, ast.Assign) and (
+        len(n.targets) > 1 or not isinstance(n.targets[0], ast.Name)
+    ):
+        targets = list(n.targets)
+    elif isinstance(n, (ast.Global, ast.Nonlocal)):
+        return list(n.names)
+    return [x.id for t in targets for x in ast.walk(t) if isinstance(x, ast.Name)]
 
 
 def freezes(
@@ -404,10 +496,10 @@ def freezes(
     """Whether a function given to apply() may change which Parameters require
     grad (`m.weight.requires_grad_(False)`, `p.requires_grad = False`): it keeps
     the layers, not what torch trains (replaces_layers' arguments)."""
-    body = _applied_body(tree, fn, owner, an, resolved)
-    if body is None:
+    found = _applied_function(tree, fn, owner, an, resolved)
+    if found is None:
         return True
-    for stmt in body:
+    for stmt in _statements(found[0]):
         for n in ast.walk(stmt):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
                 if n.func.attr == "requires_grad_":
@@ -418,45 +510,45 @@ def freezes(
     return False
 
 
-def _applied_body(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None, an, resolved=None):
-    """The statements of the function given to apply() (replaces_layers'
-    arguments); None where it is not found, or not one."""
-    body: list[ast.AST]
+def _applied_function(
+    tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None, an, resolved=None
+):
+    """The function given to apply() (replaces_layers' arguments), a def or a
+    lambda, with the analyzer of the file defining it (where that is known, else
+    an); None where it is not found, or not one."""
     if resolved is not None:
         # `self.apply(self._init_weights)` in a base class's method: the method the
-        # instance's class finds along its MRO, in whichever file defines it
-        return list(resolved.body)
+        # instance's class finds along its MRO, in whichever file defines it (an)
+        return resolved, an
     while _is_partial(tree, fn):  # `partial(self._init_weights, needs_reset=False)`: its function
         fn = fn.args[0]  # type: ignore[attr-defined]
     if isinstance(fn, ast.Lambda):
-        body = [fn.body]
-    else:
-        name = (
-            fn.attr
-            if isinstance(fn, ast.Attribute)
-            else fn.id
-            if isinstance(fn, ast.Name)
-            else None
-        )
-        # `self.init_weight` inside a class that defines it is that class's method,
-        # whatever other classes of the file name theirs.
-        own = isinstance(fn, ast.Attribute) and _is_self(fn.value) and owner is not None
-        # (the tree's functions are listed once: apply() is called all over a file)
-        places = [owner.body, nodes_of(tree, _FUNCTIONS)] if own else [nodes_of(tree, _FUNCTIONS)]
-        defs: list[ast.AST] = []
-        for nodes in places:
-            defs = [n for n in nodes if isinstance(n, _FUNCTIONS) and n.name == name]
-            if defs:
-                break
-        if not defs and isinstance(fn, ast.Name) and an is not None:
-            # `from .initializers import init_weights`: the function another file defines
-            found = project.resolve(an, fn.id)
-            if isinstance(found, FuncDef) and found.cls is None:
-                defs = [found.node]
-        if len(defs) != 1:
-            return None
-        body = list(defs[0].body)
-    return body
+        return fn, an
+    name = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else None
+    # `self.init_weight` inside a class that defines it is that class's method,
+    # whatever other classes of the file name theirs.
+    own = isinstance(fn, ast.Attribute) and _is_self(fn.value) and owner is not None
+    # (the tree's functions are listed once: apply() is called all over a file)
+    places = [owner.body, nodes_of(tree, _FUNCTIONS)] if own else [nodes_of(tree, _FUNCTIONS)]
+    defs: list[ast.AST] = []
+    where = an
+    for nodes in places:
+        defs = [n for n in nodes if isinstance(n, _FUNCTIONS) and n.name == name]
+        if defs:
+            break
+    if not defs and isinstance(fn, ast.Name) and an is not None:
+        # `from .initializers import init_weights`: the function another file defines
+        found = project.resolve(an, fn.id)
+        if isinstance(found, FuncDef) and found.cls is None:
+            defs, where = [found.node], found.owner
+    if len(defs) != 1:
+        return None
+    return defs[0], where
+
+
+def _statements(fn: ast.AST) -> list[ast.AST]:
+    """What runs when fn is called: a lambda's expression, a def's body."""
+    return [fn.body] if isinstance(fn, ast.Lambda) else list(fn.body)  # type: ignore[attr-defined]
 
 
 def _is_partial(tree: ast.Module, fn: ast.expr) -> bool:
