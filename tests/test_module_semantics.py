@@ -1384,6 +1384,16 @@ SCALES = {
             if isinstance(m, nn.Linear):
                 m.weight *= torch.tensor(0.5)
     """,
+    # timm's and segformer's conv init: `//=` and `*=` on a number the function
+    # computed rebind a name; no container changes
+    "fan_out": """
+        def init_(self, m):
+            if isinstance(m, nn.Conv1d):
+                fan_out = m.kernel_size[0] * m.out_channels
+                fan_out //= m.groups
+                fan_out *= 1
+                m.weight.data.normal_(0, (2.0 / fan_out) ** 0.5)
+    """,
     "tuple_and_data": """
         def init_(self, m):
             if isinstance(m, (nn.Linear, nn.Conv1d)) and m.bias is not None:

@@ -401,9 +401,12 @@ def replaces_layers(
                 return True
             if isinstance(n, ast.AugAssign):
                 # `m.body *= 2` (Sequential.__imul__), `m += [layer]` (ModuleList's
-                # `__iadd__`): the object changes in place, whatever the operand
-                if _root(n.target) not in fresh:
-                    return True
+                # `__iadd__`): the object changes in place, whatever the operand.
+                # torch's containers (and a dict of modules) change in place by
+                # `+=`, `*=` and `|=` alone: `fan_out //= m.groups` rebinds a name
+                if not (isinstance(n.target, ast.Name) and not isinstance(n.op, _IN_PLACE_OPS)):
+                    if _root(n.target) not in fresh:
+                        return True
             if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
                 targets = n.targets if isinstance(n, ast.Assign) else [n.target]
                 if any(isinstance(t, ast.Subscript) for t in targets):
@@ -451,7 +454,7 @@ def _root(e: ast.expr) -> str | None:
 
 def _fresh_containers(fn: ast.AST) -> set[str]:
     """Local names fn binds only to a new list, dict or set of its own (a display
-    or a comprehension) or to a constant, never to anything that may be a module it
+    or a comprehension), to a constant or to an operator's result, never to anything that may be a module it
     is handed (`+=` on them changes a list of its own, or rebinds a number)."""
     made: dict[str, bool] = {}
     for stmt in _statements(fn):
@@ -469,7 +472,19 @@ def _fresh_containers(fn: ast.AST) -> set[str]:
     return {k for k, v in made.items() if v and k not in given}
 
 
-_OWN = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.Constant)
+# a display, a comprehension, a constant, or an operator's result (a new object for
+# every container torch has: ModuleList.__add__ and Sequential.__mul__ copy)
+_OWN = (
+    ast.List,
+    ast.Dict,
+    ast.Set,
+    ast.ListComp,
+    ast.DictComp,
+    ast.SetComp,
+    ast.Constant,
+    ast.BinOp,
+)
+_IN_PLACE_OPS = (ast.Add, ast.Mult, ast.BitOr)
 
 
 def _bound_names(n: ast.AST) -> list[str]:
