@@ -414,7 +414,7 @@ def spread_ends(an: Analyzer, elts: list, star: int | None, value_node, frame: F
     """`b, n, *_, h = *x.shape, self.heads` on an x of unknown rank: Python gives the
     names before the star the tuple's first items and those after it its last, so a
     name beside the star takes the item written beside the spread (h is self.heads,
-    whatever x's rank) or a dim of x at that end, which then has that dim. Only where
+    whatever x's rank) or the dim x's shape holds at that end, if any. Only where
     every name lands on one of them for any rank that unpacks (no fewer names at an
     end than items written there; else the rank decides which). True when the
     targets got their values here."""
@@ -435,29 +435,24 @@ def spread_ends(an: Analyzer, elts: list, star: int | None, value_node, frame: F
         or not all(isinstance(e, (ast.Name, ast.Attribute, ast.Constant)) for e in others)
     ):
         return False
+    # x is not taught the names: `[b, n, ...]` of unknown rank places a conv's channel
+    # nowhere, where an x of no known shape learns `[..., c, h, w]` from it (levit)
     x = frame.env.get(src.id, UNKNOWN)
-    names = [e.id if isinstance(e, ast.Name) and e.id != "_" else None for e in elts]
-    syms = [None if n is None else Expr.name(n) for n in names]
-    head, tail = syms[at:star], syms[len(elts) - n_tail : len(elts) - after]
-    known = unify.named_ends(x, head, tail)
-    if known is not None:
-        learn(an, src, known, frame, value_node)
-        x = known
     items = [an.eval(e, frame, 0) for e in others]
     for k, e in enumerate(elts):
         if k == star:
             an.assign(e.value, UNKNOWN, frame, None)
             continue
         if k < star:
-            v = items[k] if k < at else _end_dim(x, k - at, len(head), 0)
+            v = items[k] if k < at else _end_dim(x, k - at, 0)
         else:
             back = len(elts) - 1 - k  # 0 for the last name
-            v = items[len(items) - 1 - back] if back < after else _end_dim(x, None, 0, back - after)
+            v = items[len(items) - 1 - back] if back < after else _end_dim(x, None, back - after)
         an.assign(e, v, frame, None)
     return True
 
 
-def _end_dim(x: Value, k: int | None, n_head: int, back: int) -> IntV:
+def _end_dim(x: Value, k: int | None, back: int) -> IntV:
     """x's dim k from the start (k None: `back` from the end), where x's shape holds it
     outside any variadic; IntV(None) where it does not."""
     shape = x.shape if isinstance(x, TensorV) else None
