@@ -241,9 +241,60 @@ class Block(nn.Module):
 
 @pytest.mark.parametrize(("out", "wrong"), [("dim * 2", True), ("dim", False)])
 def test_the_modules_handed_to_a_list_of_branches_are_called(out, wrong):
-    source = PARALLEL.format(out=out)
-    assert torch_raises(source, "Block(6)", (2, 5, 6)) == wrong
+    _residual_judged(PARALLEL.format(out=out), "Block(6)", wrong)
+
+
+def _residual_judged(source: str, build: str, wrong: bool) -> None:
+    """torch raises on the block's residual exactly where the check says SHP308 of
+    the handed module's `2·dim` against the input's dim."""
+    assert torch_raises(source, build, (2, 5, 6)) == wrong
     errors = _errors(source)
     assert [e.split()[1] for e in errors] == (["SHP308"] if wrong else [])
     if wrong:
         assert "[..., 2·dim] and [..., dim]" in errors[0]
+
+
+# A module handed to the constructor and stored (`self.fn = fn`, vit-pytorch's PreNorm
+# around a FeedForward), called on the block's input of unknown shape: the summary of
+# PreNorm.forward calls an unknown (its `fn` a parameter of any value), so the block's
+# residual `self.ff(x) + x` met nothing; the forward run on the instance that holds the
+# call's very module gives the FeedForward's width, as torch computes it.
+PRENORM = """
+import torch
+from torch import nn
+
+
+class PreNorm(nn.Module):
+    def __init__(self, dim, fn):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fn = fn
+
+    def forward(self, x, **kwargs):
+        return self.fn(self.norm(x), **kwargs)
+
+
+class FeedForward(nn.Module):
+    def __init__(self, dim, hidden_dim):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(dim, hidden_dim), nn.GELU(), nn.Linear(hidden_dim, {out})
+        )
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Block(nn.Module):
+    def __init__(self, dim, hidden_dim):
+        super().__init__()
+        self.ff = PreNorm(dim, FeedForward(dim, hidden_dim))
+
+    def forward(self, x):
+        return self.ff(x) + x
+"""
+
+
+@pytest.mark.parametrize(("out", "wrong"), [("dim * 2", True), ("dim", False)])
+def test_a_module_handed_to_the_constructor_is_called_on_an_input_of_unknown_shape(out, wrong):
+    _residual_judged(PRENORM.format(out=out), "Block(6, 10)", wrong)

@@ -116,6 +116,29 @@ def test_names_beside_a_spread_shape_take_the_items_after_it():
     assert (line, severity) == (18, "error") and "this needs b = heads" in message
 
 
+STARRED_SPREAD = (
+    "b, n, *_, h = *x.shape, self.heads\n"
+    "q, k, v = [rearrange(t, 'b n (h d) -> b h n d', h=h) for t in (q, k, v)]\n"
+    "attn = (q @ k.transpose(-1, -2)).softmax(dim=-1)\n"
+    "return self.to_out(rearrange(attn @ v, '{} -> b n (h d)'))\n"
+)
+
+
+@pytest.mark.parametrize(("merge", "wrong"), [("h b n d", True), ("b h n d", False)])
+def test_names_beside_a_star_take_the_items_written_at_that_end(merge, wrong):
+    """`b, n, *_, h = *x.shape, self.heads` (levit's Attention) on an x of unknown
+    rank: Python gives h the tuple's last item, self.heads, whatever x's rank, and b
+    and n x's first two dims: the swap in the merge is found as with `b, n, _, h`."""
+    source = _attention(STARRED_SPREAD.format(merge))
+    assert torch_raises(source, BUILD, INPUT) == wrong
+    found = [f for f in _found(source) if f[1] == "SHP320"]
+    if wrong:
+        ((line, _, severity, message),) = found
+        assert (line, severity) == (18, "error") and "this needs b = heads" in message
+    else:
+        assert not [f for f in _found(source) if f[2] == "error" or f[1].startswith("SHP3")]
+
+
 # nest's Attention: the method copies the constructor's heads into a local of that
 # name, beside the input's sizes; the product then swaps batch and heads.
 COPIED_HEADS = (

@@ -167,6 +167,8 @@ class AssignmentMixin:
                 value = value.value  # unpacking None raises TypeError: a path that goes on had it
             star = next((i for i, e in enumerate(elts) if isinstance(e, ast.Starred)), None)
             shape_of = learning.shape_source(value_node)
+            if value is UNKNOWN and learning.spread_ends(self, elts, star, value_node, frame):
+                return
             if value is UNKNOWN:
                 spread = learning.spread_shape(self, elts, star, value_node, frame)
                 value = value if spread is None else spread

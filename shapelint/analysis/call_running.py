@@ -29,6 +29,7 @@ from shapelint.analysis import (
     lambdas,
     learning,
     module_hooks,
+    module_kinds,
     modules,
     narrowing,
     parametrize,
@@ -249,6 +250,21 @@ class CallRunningMixin:
         built = self._bound_by(recv, self.class_attrs(cd, at_sizes=False))
         # A size the instance does not show (no attribute holds it) is not told apart.
         return all(built.get(n, Expr.const(v)) == Expr.const(v) for n, v in sizes.items())
+
+    def _handed_modules(self, recv: Value | None, cd: ClassDef | None) -> bool:
+        """Whether the instance holds a module its constructor was handed where the
+        class's summary holds nothing known (`self.fn = fn` of `PreNorm(dim,
+        FeedForward(dim))`): a method's summary calls an unknown there, a run on this
+        instance calls the very module."""
+        if not isinstance(recv, ObjectV) or cd is None:
+            return False
+        generic = self.class_attrs(cd)
+        # (the summary made such a parameter a size: `IntV(fn)`)
+        return any(
+            (generic.get(k) is UNKNOWN or isinstance(generic.get(k), IntV))
+            and module_kinds.is_module(v)
+            for k, v in recv.attrs
+        )
 
     def _class_methods(self, key: str) -> dict[str, FuncDef]:
         known = self._methods_of.get(key)
@@ -505,6 +521,11 @@ class CallRunningMixin:
                 )
                 or (_lost_size(value) and specialized.plain_data(args, kwargs))
                 or specialized.none_decides(fd, args, kwargs)
+                or (
+                    value is UNKNOWN
+                    and self._handed_modules(recv, fd.cls)
+                    and specialized.plain_data(args, kwargs, unknown=True)
+                )
                 or (
                     contradicted
                     and specialized.plain_data(args, kwargs, tensors=True, unknown=True)

@@ -410,6 +410,62 @@ def spread_shape(
     return TupleV(tuple(items[:at] + dims + items[at:]))
 
 
+def spread_ends(an: Analyzer, elts: list, star: int | None, value_node, frame: Frame) -> bool:
+    """`b, n, *_, h = *x.shape, self.heads` on an x of unknown rank: Python gives the
+    names before the star the tuple's first items and those after it its last, so a
+    name beside the star takes the item written beside the spread (h is self.heads,
+    whatever x's rank) or the dim x's shape holds at that end, if any. Only where
+    every name lands on one of them for any rank that unpacks (no fewer names at an
+    end than items written there; else the rank decides which). True when the
+    targets got their values here."""
+    if star is None or not isinstance(value_node, ast.Tuple):
+        return False
+    spreads = [i for i, e in enumerate(value_node.elts) if isinstance(e, ast.Starred)]
+    if len(spreads) != 1:
+        return False
+    at = spreads[0]
+    after = len(value_node.elts) - at - 1
+    n_tail = len(elts) - star - 1
+    src = shape_source(value_node.elts[at].value)  # type: ignore[attr-defined]
+    others = [e for i, e in enumerate(value_node.elts) if i != at]
+    if (
+        not isinstance(src, ast.Name)
+        or star < at
+        or n_tail < after
+        or not all(isinstance(e, (ast.Name, ast.Attribute, ast.Constant)) for e in others)
+    ):
+        return False
+    # x is not taught the names: `[b, n, ...]` of unknown rank places a conv's channel
+    # nowhere, where an x of no known shape learns `[..., c, h, w]` from it (levit)
+    x = frame.env.get(src.id, UNKNOWN)
+    items = [an.eval(e, frame, 0) for e in others]
+    for k, e in enumerate(elts):
+        if k == star:
+            an.assign(e.value, UNKNOWN, frame, None)
+            continue
+        if k < star:
+            v = items[k] if k < at else _end_dim(x, k - at, 0)
+        else:
+            back = len(elts) - 1 - k  # 0 for the last name
+            v = items[len(items) - 1 - back] if back < after else _end_dim(x, None, back - after)
+        an.assign(e, v, frame, None)
+    return True
+
+
+def _end_dim(x: Value, k: int | None, back: int) -> IntV:
+    """x's dim k from the start (k None: `back` from the end), where x's shape holds it
+    outside any variadic; IntV(None) where it does not."""
+    shape = x.shape if isinstance(x, TensorV) else None
+    if shape is None:
+        return IntV(None)
+    at = [j for j, d in enumerate(shape) if isinstance(d, Var)]
+    j = k if k is not None else len(shape) - 1 - back
+    if j < 0 or j >= len(shape) or any((j >= a) if k is not None else (j <= a) for a in at):
+        return IntV(None)
+    d = shape[j]
+    return IntV(d) if isinstance(d, Expr) else IntV(None)
+
+
 def _spread_over_variadic(an: Analyzer, frame: Frame, name: str, x: Value, names: list) -> Value:
     """x is `[..., dim]` (one variadic no code named) and the unpacking says its
     rank: the variadic is the names at its place, in every value of the function."""
