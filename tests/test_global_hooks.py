@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 
 SOURCE = """
 import torch
+from einops.layers.torch import Rearrange
 from torch import nn
 from torch.nn.modules.module import register_module_forward_pre_hook
 
@@ -70,6 +71,20 @@ class Removed(nn.Module):
         return self.l0(x)
 
 
+class Einops(nn.Module):
+    # einops' layers are modules too: the hook runs before Rearrange's call as before
+    # the target's and the Linear's
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, d))
+        self.r = Rearrange("b (h d) -> b h d", h=1)
+        self.l0 = nn.Linear(d, d)
+        register_module_forward_pre_hook(lambda m, args: (args[0] @ self.w,))
+
+    def forward(self, x):
+        return self.r(self.l0(x))
+
+
 class Compiled(nn.Module):
     # torch runs a global hook for the compiled module and again for the one it runs
     def __init__(self, d=8):
@@ -117,7 +132,7 @@ def _no_hooks_left():
     torch_module._global_forward_pre_hooks.clear()
 
 
-@pytest.mark.parametrize("name", ["Post", "Pre", "Removed", "Compiled"])
+@pytest.mark.parametrize("name", ["Post", "Pre", "Removed", "Einops", "Compiled"])
 def test_hooks_on_every_module_run_as_torch_runs_them(source, name):
     path, mod = source
     fwd, bwd, params, shape = torch_figures(mod, name, {}, {"x": (2, 8)}, True)

@@ -22,7 +22,7 @@ from shapelint.analysis.decorators import CompiledV, FunctionV
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.module_kinds import OPTIMIZED_KIND, ORIG_MOD, is_module
 from shapelint.analysis.repetition import add_costs, collected, holding
-from shapelint.ops.values import ObjectV, Value
+from shapelint.ops.values import BoolV, ObjectV, Value
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer
@@ -43,7 +43,11 @@ def compile_value(args: list[Value], kwargs: dict[str, Value]) -> Value | None:
         return None
     f = args[0] if args else kwargs.get("model")
     if f is not None and is_module(f):
-        return ObjectV(OPTIMIZED_KIND, ((ORIG_MOD, f),))
+        disable = kwargs.get("disable", BoolV(False))
+        if not isinstance(disable, BoolV) or disable.value is None:
+            return None
+        # `disable=True` hands the module back as it was given
+        return f if disable.value else ObjectV(OPTIMIZED_KIND, ((ORIG_MOD, f),))
     if not isinstance(f, (FunctionV, ClosureV, FunctionRefV, BoundMethodV)):
         return None
     return CompiledV(f)

@@ -212,6 +212,8 @@ def _global_applies(an: Analyzer, callee: Value) -> bool | None:
     an instance of a class whose bases are not all known)."""
     if isinstance(callee, ModuleListV):
         return callee.sequential
+    if type(callee) is ObjectV and callee.kind.startswith("einops.layers."):
+        return True  # Rearrange, Reduce, EinMix: nn.Modules the stubs describe
     if type(callee) is not ObjectV or not is_module(callee):
         return False
     if callee.kind.startswith("<class>"):
