@@ -63,7 +63,7 @@ def stored_forward(an: Analyzer, callee: Value) -> Value | None:
     """What calling callee runs as its forward where the run stored one through its
     class: the stored value bound to callee (UNKNOWN where it cannot be bound);
     None where the first class along the MRO to hold forward defines it."""
-    if not an.specialize or not class_state.active() or type(callee) is not ObjectV:
+    if not an.specialize or type(callee) is not ObjectV or not class_state.any_stored("forward"):
         return None
     if not callee.kind.startswith("<class>"):
         return None
