@@ -376,7 +376,8 @@ RULES = [
         ),
         valid=(
             "import torch\n\n"
-            "def checked(x):\n"
+            "def checked():\n"
+            "    x = torch.randn(2, 8)\n"
             "    if x.shape[-1] != 8:\n"
             "        raise ValueError('width')\n"
             "    return x * 2\n",
