@@ -282,6 +282,24 @@ class Uses(nn.Module):
         return a + read(x) + getattr(self.f, "forward")(x)
 
 
+class ByName(nn.Module):
+    # setattr with the name written out is the store `obj.forward = f`
+    def __init__(self, d=8):
+        super().__init__()
+        self.f = Fast(d)
+        self.b = Fast(d)
+        setattr(self.b, "forward", self.b.twice)
+        self.l = nn.Linear(d, d)
+        setattr(self.l, "forward", lambda x: x * 2)
+        setattr(self, "forward", self.both)
+
+    def forward(self, x):
+        return self.l(x)
+
+    def both(self, x):
+        return self.l(self.f(x)) + self.b(x)
+
+
 class Later(nn.Module):
     # stored in a forward, on the built module: the one object keeps it, and a
     # call of the class's forward after it would not be modelled
@@ -307,7 +325,7 @@ class UsesLater(nn.Module):
 """
 
 
-@pytest.mark.parametrize("name", ["Fast", "Lam", "Uses"])
+@pytest.mark.parametrize("name", ["Fast", "Lam", "Uses", "ByName"])
 def test_the_instances_own_forward_runs(tmp_path, name):
     path, mod = written_module(tmp_path, "own_forward", OWN_FORWARD)
     fwd, bwd, params, shape = torch_figures(mod, name, {}, {"x": (2, 8)}, True)

@@ -1050,12 +1050,18 @@ class Block(nn.Module):
 
 def test_a_constructor_that_surely_raises_counts_nothing(tmp_path):
     """Python builds no module there (torch has nothing to count): the parameters
-    stored before the raise were a complete `params 20`; the raise is named."""
+    stored before the raise were a complete `params 20`; the raise is named, and is
+    the target's error (SHP323: `cost` exits 1)."""
     p = tmp_path / "raising.py"
     p.write_text(textwrap.dedent(RAISING_INIT))
     with pytest.raises(ValueError):
         load(p).Block(4)
-    t = static(p, "Block", "--init", "c=4", "--input", "x=2,4")
+    args = ["cost", "--no-cache", f"{p}::Block", "--init", "c=4", "--input", "x=2,4"]
+    r = CliRunner().invoke(main, [*args, "--format", "json"])
+    assert r.exit_code == 1, r.output
+    t = json.loads(r.output)["target"]
+    # said at the constructor's statement whose call surely raises (`layer("relu")`)
+    assert [(d["code"], d["line"]) for d in t["diagnostics"]] == [("SHP323", 17)]
     assert figures(t) == ("?", "?", "?")
     assert t["params_unknown"][0].startswith("building the module raises ValueError")
     assert not t["complete"]

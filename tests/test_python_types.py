@@ -808,14 +808,9 @@ def test_isinstance_of_a_torch_layer(tmp_path):
         dict(x=(2, 4, 5, 5)),
     )
     assert_exact(tmp_path, "torch_layer_instance", case)
-    code, cls, init, inputs = case
-    path = tmp_path / "torch_layer_instance.py"
-    res = analyze_target(str(path), path.read_text(), cls, {"c": "4"}, {"x": "2,4,5,5"})
-    spec = importlib.util.spec_from_file_location("torch_layer_instance", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    torch_params = sum(p.numel() for p in mod.Pick(4).parameters())
-    assert params_json(res.params, {})["params_value"] == torch_params  # 4·4·3 + 4 + 4
+    analysed, torch_params = _pick_params(tmp_path, "torch_layer_instance", case)
+    assert analysed == torch_params  # 4·4·3 + 4 + 4
+    code, cls = case[:2]
     path = write(
         tmp_path,
         "unsure.py",
@@ -1347,3 +1342,47 @@ def test_and_of_a_bool_not_known_with_a_false_operand_is_false(tmp_path, body, k
     assert t["complete"] is known, t["unknown"]
     if known:
         assert t["flops_value"] == counted(path, "Net()", {"x": torch.randn(2, 8)})
+
+
+def test_isinstance_of_a_project_module_and_a_torch_container(tmp_path):
+    """A project module whose only base of torch's is nn.Module is an instance of
+    nn.Module and of no other torch class; torch's own Sequential is a Module and no
+    layer (main: both not known, the layers under them not built)."""
+    case = (
+        """
+        class Inner(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Pick(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                seq = nn.Sequential(nn.ReLU())
+                inner = Inner()
+                self.a = nn.Conv2d(c, c, 1, bias=isinstance(inner, nn.Module))
+                self.b = nn.Conv2d(c, c, 1, bias=isinstance(inner, (nn.Linear, nn.Identity)))
+                self.c = nn.Conv2d(c, c, 1, bias=isinstance(seq, nn.Module))
+                self.d = nn.Conv2d(c, c, 3 if isinstance(seq, nn.Linear) else 1)
+
+            def forward(self, x):
+                return self.a(x) + self.b(x) + self.c(x) + self.d(x)
+        """,
+        "Pick",
+        dict(c=4),
+        dict(x=(2, 4, 5, 5)),
+    )
+    assert_exact(tmp_path, "module_instances", case)
+    analysed, torch_params = _pick_params(tmp_path, "module_instances", case)
+    assert analysed == torch_params == 4 * 16 + 3 * 4  # a, c and d biased
+
+
+def _pick_params(tmp_path, key: str, case: tuple) -> tuple:
+    """(the analysis's parameter count, torch's) of `Pick(4)` written by assert_exact."""
+    cls = case[1]
+    path = tmp_path / f"{key}.py"
+    res = analyze_target(str(path), path.read_text(), cls, {"c": "4"}, {"x": "2,4,5,5"})
+    spec = importlib.util.spec_from_file_location(key, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    torch_params = sum(p.numel() for p in getattr(mod, cls)(4).parameters())
+    return params_json(res.params, {})["params_value"], torch_params

@@ -57,9 +57,10 @@ def test_catalog_examples_are_what_torch_does(code, kind, i, snippet):
 def test_rules_are_in_the_catalog():
     for rule in TORCH_RULES:
         assert RULES[rule.code] is rule
-        # SHP322 is found in target runs only, which no snippet is (test_dtype_match.py)
-        assert (rule.invalid or rule.code == "SHP322") and rule.valid, rule.code
+        # SHP322 and SHP323 are found in target runs only, which no snippet is
+        # (test_dtype_match.py, test_sure_raise.py)
+        assert (rule.invalid or rule.code in ("SHP322", "SHP323")) and rule.valid, rule.code
         assert rule.severity == "error"
-    codes = [f"SHP3{n:02d}" for n in range(7, 15)] + ["SHP322"]
+    codes = [f"SHP3{n:02d}" for n in range(7, 15)] + ["SHP322", "SHP323"]
     assert [r.code for r in TORCH_RULES] == codes
     assert torch  # the examples import it

@@ -252,6 +252,7 @@ class AssignmentMixin:
                 return
             base = frame.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
             kept = None  # what a plain store on the module being built keeps
+            through_class = False  # `Cls.forward = f`: class_state holds it (class_forward)
             owner = frame.env.get("self")
             building = self.specialize and isinstance(owner, SelfRecorder)  # a target's module
             in_construction = building or self.specialize and bool(aliasing.recorders())
@@ -333,7 +334,7 @@ class AssignmentMixin:
                         owned, "__setattr__", call, [StrV(target.attr), value], {}, frame
                     )
             elif (key := self._class_stored_into(target, base, frame)) is not None:
-                module_state.store_class_attr(self, key, target.attr, value)
+                through_class = module_state.store_class_attr(self, key, target.attr, value)
             elif (
                 building
                 and isinstance(target.value, ast.Attribute)
@@ -425,7 +426,12 @@ class AssignmentMixin:
                 )
             else:
                 absence.stored_elsewhere(target.attr)  # kept on no value (a file's top level)
-            if self.specialize and target.attr == "forward" and frame.func is not None:
+            if (
+                self.specialize
+                and target.attr == "forward"
+                and frame.func is not None
+                and not through_class
+            ):
                 # an instance attribute of the module being built, stored as such,
                 # which calling the module runs; anything else stays not modelled
                 placed = kept is not None and (

@@ -51,8 +51,10 @@ from shapelint.analysis import (
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.attributes import (
     all_methods,
+    base_classes,
     derives_from,
     derives_from_object_alone,
+    mro,
     plain_type,
     setattr_call,
 )
@@ -1146,16 +1148,43 @@ def _instance_class(v: Value) -> str | None:
     return pytypes.class_key(v)
 
 
+# torch's classes a ModuleListV may be an instance of
+_CONTAINERS = frozenset({"Sequential", "ModuleList", "ParameterList", "Container"})
+
+
+def _module_class_def(an: Analyzer, v: Value) -> ClassDef | None:
+    """The project class of v, the module being built or a project class's instance."""
+    if isinstance(v, SelfRecorder):
+        return an.class_of(v.cls)
+    if type(v) is ObjectV and v.kind.startswith("<class>"):
+        return an.class_of(v.kind[len("<class>") :])
+    return None
+
+
+def _module_alone(an: Analyzer, v: Value) -> bool:
+    """v is the module being built or an instance of a project class every class along
+    whose bases is a project class or nn.Module itself (no metaclass or keyword)."""
+    cd = _module_class_def(an, v)
+    if cd is None:
+        return False
+    for c in mro(an, cd):
+        owner = c.owner or an
+        modules = [
+            b
+            for b in c.node.bases
+            if isinstance(b, (ast.Name, ast.Attribute))
+            and owner.imports.resolve(b) == "torch.nn.Module"
+        ]
+        if c.node.keywords or len(base_classes(an, c)) + len(modules) != len(c.node.bases):
+            return False
+    return True
+
+
 def _derives_from_torch(an: Analyzer, v: Value, qual: str) -> bool:
     """Whether v, the module being built or a project class's instance, has the
     torch class qual (named by any path torch exports it by) first among torch's
     along its class's bases: Python's isinstance is then true."""
-    if isinstance(v, SelfRecorder):
-        cd = an.class_of(v.cls)
-    elif type(v) is ObjectV and v.kind.startswith("<class>"):
-        cd = an.class_of(v.kind[len("<class>") :])
-    else:
-        return False
+    cd = _module_class_def(an, v)
     first = module_kinds.torch_ancestor(an, cd) if cd is not None else None
     return first is not None and first.rsplit(".", 1)[-1] == qual.rsplit(".", 1)[-1]
 
@@ -1216,6 +1245,17 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
         # an instance of a project class deriving from that torch class (through
         # project classes too: `class Pad(nn.Conv1d)`, `class S(Pad, Mixin)`)
         return True
+    if qual is not None and qual.startswith("torch.nn.") and _module_alone(an, v):
+        # a project module whose only base of torch's is nn.Module: of no other torch class
+        return qual == "torch.nn.Module"
+    if qual is not None and qual.startswith("torch.nn.") and isinstance(v, ModuleListV):
+        # torch's own Sequential, ModuleList or ParameterList, which no public torch
+        # class derives from: an instance of Module, and of its own class, which the
+        # value leaves open among the three
+        leaf = qual.rpartition(".")[2]
+        if leaf == "Module":
+            return True
+        return None if leaf in _CONTAINERS or leaf.startswith("_") else False
     if qual is not None and qual.startswith("torch.nn.") and isinstance(v, _PLAIN_VALUES):
         return False  # a number, string, None or tuple is no module, layer or Parameter
     if qual is not None and qual.startswith("torch.nn.") and pytypes.is_class(v):
@@ -1413,6 +1453,13 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
     if node.args and namespace.own_module(an, node.args[0], frame):
         namespace.store(an, name, args[2], frame)  # a global, no object's attribute
         return NoneV()
+    if an.specialize and name == "forward" and len(node.args) == 3 and _name_path(node.args[0]):
+        # Python's `obj.forward = f`, judged where it runs as that store is
+        # (dynamic.forward_stored); obj a name or a path of attributes from one, read
+        # again without running anything of its own
+        target = ast.copy_location(ast.Attribute(node.args[0], name, ast.Store()), node)
+        an.assign(target, args[2], frame, None)
+        return NoneV()
     if len(node.args) > 1 and not isinstance(node.args[1], ast.Constant):
         _computed_name(an, args[0], name)
     if isinstance(args[0], ClassRefV) and not an.trial:
@@ -1472,6 +1519,13 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
     elif not an.trial:
         absence.stored_elsewhere(name)  # kept on no value (a file's top level)
     return None
+
+
+def _name_path(node: ast.expr) -> bool:
+    """A name, or attributes read from one (`self.b0`)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 def _plain_instance(v: Value) -> bool:

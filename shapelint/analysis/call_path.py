@@ -344,6 +344,16 @@ def back_at(level: int) -> Iterator[None]:
         stack[level:] = above
 
 
+def calls_here(line: int) -> tuple[tuple[str, int | None], ...] | None:
+    """The call path a finding at line would name now (outermost first); None where
+    no target collects."""
+    if not _ACTIVE or _ACTIVE[-1] is None:
+        return None
+    c = _ACTIVE[-1]
+    calls = tuple((fn, ln) for fn, ln in c.stack[:-1])
+    return calls + ((c.stack[-1][0], line),) if c.stack else calls
+
+
 def note(path: str, line: int, column: int, end_line: int, end_column: int, code: str, message: str, repeating: bool) -> None:  # fmt: skip
     """A finding reported now (`repeating`: another run of a loop body, whose
     finding at the same spot is the same one said with other shapes)."""

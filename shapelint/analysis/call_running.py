@@ -18,6 +18,7 @@ from shapelint.analysis import (
     attributes,
     callable_values,
     choices,
+    class_forward,
     compiled,
     config_classes,
     construction,
@@ -298,6 +299,8 @@ class CallRunningMixin:
             return self.unknown_call(node, args, kwargs, frame, why)
         if isinstance(callee, (choices.ChoiceV, choices.FunctionChoiceV)):
             return choices.call(self, callee, node, args, kwargs, frame)
+        if isinstance(callee, class_forward.ClassFunctionV):
+            return class_forward.call_function(self, callee, node, args, kwargs, frame)
         if isinstance(callee, compiled.CompiledV):
             return compiled.call(self, callee, node, args, kwargs, frame)
         if isinstance(callee, vmapped.VmappedV):
@@ -314,6 +317,15 @@ class CallRunningMixin:
         own = module_hooks.instance_forward(self, callee)
         if own is not None:
             return module_hooks.call_own_forward(self, callee, own, node, args, kwargs, frame)
+        inner = compiled.compiled_module(callee)
+        if inner is not None:
+            return compiled.call(self, inner, node, args, kwargs, frame)
+        stored = class_forward.stored_forward(self, callee)
+        if stored is not None and module_hooks.through_call_impl(self, callee):
+            if stored is UNKNOWN:
+                why = "a forward stored through its class, which the analysis cannot bind"
+                return self.unknown_call(node, args, kwargs, frame, why)
+            return self.call_value(stored, node, list(args), dict(kwargs), frame)
         res = modules.call_value(self, callee, node, args, kwargs, frame)
         if res is not None:
             return res

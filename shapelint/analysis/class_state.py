@@ -49,6 +49,13 @@ def stored(key: str, name: str) -> Value | None:
     return None if held is None else held.get(key, {}).get(name)
 
 
+def any_stored(name: str) -> bool:
+    """Whether the run stored or read `name` through any class yet (a cheap test
+    before a walk along an MRO)."""
+    held = _STORED.get()
+    return held is not None and any(name in names for names in held.values())
+
+
 def first_read(key: str, name: str, value: Value) -> None:
     """The class body's value of `name`, read for the first time in the run, kept
     as the class's one object (no write: every path of the run starts with it)."""

@@ -5,8 +5,11 @@ Under a dispatch mode (FlopCounterMode, the oracle of every figure here) dynamo 
 the frame eagerly: the compiled call's FLOPs, forward and backward, are those of f's
 ops as torch runs them. What it saves for backward is not: outside such a mode AOT
 autograd's partitioner decides which tensors the compiled graph keeps, so the call's
-activation bytes are not known. A module given to torch.compile (an OptimizedModule,
-which registers the module under `_orig_mod`) is not modelled here.
+activation bytes are not known. A module given to torch.compile is the
+OptimizedModule torch returns: a module that registers the module it was given as its
+one child, `_orig_mod` (so parameters, `.eval()` and casts reach it, as torch's walks
+do), and whose call runs that module's call, hooks and all, as compiled functions run:
+its FLOPs, its saved bytes not known.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from typing import TYPE_CHECKING
 from shapelint.analysis.callable_values import BoundMethodV, FunctionRefV
 from shapelint.analysis.decorators import CompiledV, FunctionV
 from shapelint.analysis.lambdas import ClosureV
+from shapelint.analysis.module_kinds import OPTIMIZED_KIND, ORIG_MOD, is_module
 from shapelint.analysis.repetition import add_costs, collected, holding
-from shapelint.ops.values import Value
+from shapelint.ops.values import BoolV, ObjectV, Value
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer
@@ -32,14 +36,28 @@ _SAVED_WHY = (
 
 def compile_value(args: list[Value], kwargs: dict[str, Value]) -> Value | None:
     """`torch.compile(f, **options)`: f compiled, where f is a function of the project
-    (a bound method too); None for anything else (a module, the decorator factory
-    `torch.compile(mode=...)`, arguments torch would refuse)."""
+    (a bound method too), or the OptimizedModule of a module f; None for anything
+    else (the decorator factory `torch.compile(mode=...)`, arguments torch would
+    refuse)."""
     if len(args) > 1 or (args and "model" in kwargs):
         return None
     f = args[0] if args else kwargs.get("model")
+    if f is not None and is_module(f):
+        disable = kwargs.get("disable", BoolV(False))
+        if not isinstance(disable, BoolV) or disable.value is None:
+            return None
+        # `disable=True` hands the module back as it was given
+        return f if disable.value else ObjectV(OPTIMIZED_KIND, ((ORIG_MOD, f),))
     if not isinstance(f, (FunctionV, ClosureV, FunctionRefV, BoundMethodV)):
         return None
     return CompiledV(f)
+
+
+def compiled_module(v: Value) -> Value | None:
+    """The module an OptimizedModule runs (None: v is none)."""
+    if type(v) is not ObjectV or v.kind != OPTIMIZED_KIND:
+        return None
+    return dict(v.attrs).get(ORIG_MOD)
 
 
 def join(a: Value, b: Value) -> CompiledV | None:
@@ -53,11 +71,12 @@ def join(a: Value, b: Value) -> CompiledV | None:
     return None
 
 
-def call(an: Analyzer, callee: CompiledV, node, args, kwargs, frame) -> Value:
-    """The compiled function called: f's run, one record at the call holding f's
-    records, its saved bytes not known."""
+def call(an: Analyzer, callee: CompiledV | Value, node, args, kwargs, frame) -> Value:
+    """The compiled function (or module: what compiled_module finds) called: its
+    run, one record at the call holding its records, its saved bytes not known."""
+    run = callee.func if isinstance(callee, CompiledV) else callee
     with collected(frame) as children:
-        value = an.call_value(callee.func, node, list(args), dict(kwargs), frame)
+        value = an.call_value(run, node, list(args), dict(kwargs), frame)
     cost = add_costs(r.cost for r in children.values())
     cost = dataclasses.replace(cost, saved=None, notes=[*cost.notes, _SAVED_WHY])
     holding(an, node, frame, "call torch.compile", args, value, children, cost)

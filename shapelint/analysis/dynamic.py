@@ -171,6 +171,8 @@ def _scan(tree: ast.Module, at_run_time: bool = False, an=None) -> Scan:
                 # a hook runs where a module is called, round its forward: no
                 # other method changes (a helper object's `get` stays as it is)
                 out.add(cls, "forward", f"a forward hook ({name}, line {node.lineno})")
+            elif name in _GLOBAL_HOOKS and at_run_time and id(node) in in_functions:
+                pass  # judged where it runs (module_hooks.register_global)
             elif name in _GLOBAL_HOOKS:
                 out.everything = f"a hook on every module ({name}, line {node.lineno})"
             elif (
@@ -191,7 +193,9 @@ def _scan(tree: ast.Module, at_run_time: bool = False, an=None) -> Scan:
                     cls, ANY, f"apply() with a function that changes layers (line {node.lineno})"
                 )
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            if node.func.id in _GLOBAL_HOOKS:
+            if node.func.id in _GLOBAL_HOOKS and at_run_time and id(node) in in_functions:
+                pass  # judged where it runs (module_hooks.register_global)
+            elif node.func.id in _GLOBAL_HOOKS:
                 out.everything = f"a hook on every module ({node.func.id}, line {node.lineno})"
             elif node.func.id == "setattr" and len(node.args) >= 2:
                 attr = node.args[1]
@@ -200,6 +204,14 @@ def _scan(tree: ast.Module, at_run_time: bool = False, an=None) -> Scan:
                     if isinstance(attr, ast.Constant) and isinstance(attr.value, str)
                     else ANY
                 )
+                as_store = ast.Attribute(node.args[0], name, ast.Store())
+                if (
+                    name == "forward"
+                    and at_run_time
+                    and id(node) in in_functions
+                    and _instance_store(an, tree, node, as_store, owner)
+                ):
+                    continue  # `obj.forward = f` as Python runs it: judged where it runs
                 if name != ANY or id(node) not in in_functions:  # else: where it runs
                     _assigned(out, node.args[0], name, owner, classes, methods)
     return out
@@ -316,6 +328,13 @@ def forward_stored(an, recv, placed: bool) -> None:
     cls = getattr(recv, "cls", None) or getattr(recv, "kind", "").removeprefix("<class>") or None
     name = cls.rpartition(":")[2].rpartition(".")[2] if cls else None
     set_at_run_time(an, name, "forward", False, None)
+
+
+def everywhere_at_run_time(name: str, line: int) -> None:
+    """A hook on every module registered in a target run that module_hooks cannot
+    place: no module's call is modelled from now on."""
+    if not _GENERIC.get():
+        _RUN.everything = _RUN.everything or f"a hook on every module ({name}, line {line})"
 
 
 def hooked_at_run_time(an, cls: str | None, name: str, line: int) -> None:

@@ -21,6 +21,7 @@ from shapelint.analysis import (
     branches,
     call_path,
     callable_values,
+    class_forward,
     class_namespace,
     dataclass_runtime,
     decorators,
@@ -534,7 +535,7 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         if found is not None:
             return found
         if isinstance(base, callable_values.ClassRefV):  # `Block.expansion`: off the class body
-            return _class_attribute(an, base.name, node.attr)
+            return _class_attribute(an, base.name, node.attr, through_class=True)
     if isinstance(base, callable_values.ChoiceV) and an.specialize:
         held = _held_by_each(an, base, node.attr)
         if held is not None:
@@ -609,10 +610,13 @@ def _held_by_each(an: Analyzer, choice, name: str) -> Value | None:
     return an.join_all(held)
 
 
-def _class_attribute(an: Analyzer, key: str, name: str, recv: Value = UNKNOWN) -> Value:
+def _class_attribute(
+    an: Analyzer, key: str, name: str, recv: Value = UNKNOWN, through_class: bool = False
+) -> Value:
     """An attribute the instance lacks, read through it off its class (a target run
     only: a plain run does not build instances from their classes' bodies); a
-    method of the class, bound to recv, where recv is given."""
+    method of the class, bound to recv, where recv is given; through_class: read
+    off the class itself (`Block.twice`), a plain method is the function."""
     cd = an.class_of(key) if an.specialize else None
     member = enums.member(an, cd, name) if cd is not None else None
     if member is not None:
@@ -627,8 +631,12 @@ def _class_attribute(an: Analyzer, key: str, name: str, recv: Value = UNKNOWN) -
         found = callable_values.static_function(an, cd, name)
     if found is None and cd is not None and recv is UNKNOWN:
         found = callable_values.class_method(an, cd, name, callable_values.ClassRefV(key))
+    if found is None and cd is not None and through_class:
+        found = class_forward.function_of(an, cd, name)  # `Block.twice`: the function
     if found is None and cd is not None and recv is not UNKNOWN:
         found = callable_values.bound_method(an, cd, recv, name)
+    if isinstance(found, class_forward.ClassFunctionV) and recv is not UNKNOWN:
+        found = class_forward.bound(found, recv)  # stored through the class, read through recv
     return UNKNOWN if found is None else found
 
 

@@ -12,9 +12,18 @@ than None replaces the output; `fn(m, args, kwargs, output)` with `with_kwargs`)
 `prepend=True` puts the hook first. The handle registration returns removes it
 (`handle.remove()`).
 
+A hook on every module (`torch.nn.modules.module.register_module_forward_hook(fn)`,
+`register_module_forward_pre_hook`) run in a target run is kept for the run: from
+then on each call of a module (an nn.Module of the project, a torch layer, a
+Sequential, a compiled module and the module it runs) runs the global hooks before
+its own, as `Module._call_impl` does; the layers a stub describes call no module
+inside (their submodules' weights are read, not called), and those torch builds of
+other layers are read as source, whose calls run them.
+
 What the analysis cannot place (a module not known, a hook or a flag not known, a
-hook on every module) stays with dynamic.py: the calls it may change are not
-costed. The hooks' own ops are recorded where their bodies run.
+global hook given what it cannot call, an instance of a class whose bases are not
+known) stays with dynamic.py: the calls it may change are not costed. The hooks'
+own ops are recorded where their bodies run.
 """
 
 from __future__ import annotations
@@ -24,14 +33,25 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import aliasing, holders, own_methods
-from shapelint.analysis.attributes import call_unsure, own_call
+from shapelint.analysis import aliasing, dynamic, holders, own_methods
+from shapelint.analysis.attributes import call_unsure, derives_from_module, own_call
 from shapelint.analysis.callable_values import bind_own
 from shapelint.analysis.dict_values import dict_value
 from shapelint.analysis.module_kinds import is_module
+from shapelint.analysis.module_lists import ModuleListV
 from shapelint.analysis.recorder import SelfRecorder
 from shapelint.analysis.unknown_cost import record_not_known
-from shapelint.ops.values import DICT_KIND, UNKNOWN, BoolV, NoneV, ObjectV, TupleV, Value
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import (
+    DICT_KIND,
+    UNKNOWN,
+    BoolV,
+    Cost,
+    NoneV,
+    ObjectV,
+    TupleV,
+    Value,
+)
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer
@@ -40,6 +60,23 @@ HOOKS = "<forward hooks>"  # pseudo attribute of a module: a TupleV of HookV
 _PRE = "register_forward_pre_hook"
 _POST = "register_forward_hook"
 _OPTIONS = {_PRE: {"prepend", "with_kwargs"}, _POST: {"prepend", "with_kwargs", "always_call"}}
+
+# torch's functions that add a hook to every module (torch.nn.modules.module's, read
+# under whichever path of torch.nn names them): pre-hook or not, the options it takes
+GLOBAL = {
+    "register_module_forward_pre_hook": (True, set()),
+    "register_module_forward_hook": (False, {"with_kwargs", "always_call"}),
+}
+
+
+def global_registration(qual: str) -> bool:
+    """qual is one of torch's GLOBAL functions."""
+    return qual.startswith("torch.nn.") and qual.rpartition(".")[2] in GLOBAL
+
+
+# The global hooks the target run registered, in order (torch's OrderedDicts).
+_GLOBAL: list = []
+_FREE = Cost(Expr.const(0), Expr.const(0), Expr.const(0))
 
 _KEYS = itertools.count(1)
 # The module whose next call runs without its hooks: the call the hooks wrap.
@@ -92,6 +129,31 @@ def register(an: Analyzer, recv: Value, method: str, args, kwargs) -> Value | No
     return HandleV(hook.key)
 
 
+def reset() -> None:
+    """A new target run: no hook on every module yet."""
+    _GLOBAL.clear()
+
+
+def register_global(an: Analyzer, qual: str, node, frame, args, kwargs) -> Value | None:
+    """`register_module_forward_hook(fn, ...)` (GLOBAL) in a target run: the handle, fn
+    run round every module call from now on; None where the analysis cannot place it
+    (the caller then makes every call not modelled)."""
+    pre, options = GLOBAL[qual.rpartition(".")[2]]
+    if len(args) != 1 or kwargs.keys() - options or args[0] is UNKNOWN:
+        return None
+    flags = {k: v.value if isinstance(v, BoolV) else None for k, v in kwargs.items()}
+    if any(f is None for f in flags.values()):
+        return None
+    hook = HookV(pre, args[0], bool(flags.get("with_kwargs")), next(_KEYS))
+    if not (an.trial or dynamic.in_generic_pass()):
+        # a pass with the constructor's parameters not known, or a loop's trial turn,
+        # registers nothing of the run
+        _GLOBAL.append(hook)
+    handle = HandleV(hook.key)
+    an.record(node, frame, f"call {qual.rpartition('.')[2]}", None, [], handle, _FREE)
+    return handle
+
+
 def _added(held: Value | None, hook: HookV, prepend: bool) -> TupleV:
     items = held.items if isinstance(held, TupleV) else ()
     return TupleV((hook, *items) if prepend else (*items, hook))
@@ -113,6 +175,7 @@ def remove(an: Analyzer, handle: HandleV) -> Value:
         return ObjectV(new.kind, tuple(attrs.items()))
 
     holders.each_changed(an, then, UNKNOWN)
+    _GLOBAL[:] = [h for h in _GLOBAL if h.key != handle.key]
     for r in aliasing.recorders():
         held = r.attrs.get(HOOKS)
         if isinstance(held, TupleV):
@@ -122,25 +185,47 @@ def remove(an: Analyzer, handle: HandleV) -> Value:
 
 
 def hooked(an: Analyzer, callee: Value) -> tuple[HookV, ...]:
-    """The hooks a call of callee runs (none for the call the hooks wrap;
-    _NOT_KNOWN among them where which is not known)."""
-    if not an.specialize or type(callee) is not ObjectV:
+    """The hooks a call of callee runs, the global ones first (none for the call the
+    hooks wrap; _NOT_KNOWN among them where which is not known)."""
+    if not an.specialize:
         return ()
-    held = dict(callee.attrs).get(HOOKS)
+    every: tuple = ()
+    if _GLOBAL:
+        applies = _global_applies(an, callee)
+        every = tuple(_GLOBAL) if applies else () if applies is False else (_NOT_KNOWN,)
+    held = dict(callee.attrs).get(HOOKS) if type(callee) is ObjectV else None
     if held is None or isinstance(held, TupleV) and not held.items:
+        own: tuple = ()
+    else:
+        # hooks on one path and not the other, or others since (a join): which run, not known
+        own = held.items if isinstance(held, TupleV) else (_NOT_KNOWN,)
+    if not (every or own):
         return ()
     if _BARE.get() == id(callee):
         _BARE.set(None)
         return ()
-    # hooks on one path and not the other, or others since (a join): which run, not known
-    return held.items if isinstance(held, TupleV) else (_NOT_KNOWN,)  # type: ignore[return-value]
+    return (*every, *own)
 
 
-def call(an: Analyzer, callee: ObjectV, hooks, node, args, kwargs, frame) -> Value:
+def _global_applies(an: Analyzer, callee: Value) -> bool | None:
+    """Whether calling callee is a module's call, which runs the global hooks (None:
+    an instance of a class whose bases are not all known)."""
+    if isinstance(callee, ModuleListV):
+        return callee.sequential
+    if type(callee) is ObjectV and callee.kind.startswith("einops.layers."):
+        return True  # Rearrange, Reduce, EinMix: nn.Modules the stubs describe
+    if type(callee) is not ObjectV or not is_module(callee):
+        return False
+    if callee.kind.startswith("<class>"):
+        return derives_from_module(an, callee.kind[len("<class>") :])
+    return True
+
+
+def call(an: Analyzer, callee: Value, hooks, node, args, kwargs, frame) -> Value:
     """callee(*args, **kwargs) with its hooks, as `Module._call_impl` runs them."""
     if _NOT_KNOWN in hooks:
         return _lost(an, callee, node, frame, "which hooks it holds")
-    if not _through_call_impl(an, callee):
+    if not through_call_impl(an, callee):
         # a class's own `__call__` runs instead, and the hooks only where it reaches
         # nn.Module's (`super().__call__`), which no run here follows to them
         return _lost(an, callee, node, frame, "which of its hooks its own __call__ runs")
@@ -179,7 +264,10 @@ def call(an: Analyzer, callee: ObjectV, hooks, node, args, kwargs, frame) -> Val
 
 
 def held_on(v: Value) -> bool:
-    """A call of v runs hooks (or may), or a forward of the instance's own."""
+    """A call of v runs hooks (or may: hooks on every module), or a forward of the
+    instance's own."""
+    if _GLOBAL and is_module(v):
+        return True
     attrs = dict(v.attrs) if isinstance(v, ObjectV) else {}
     held = attrs.get(HOOKS)
     hooks = held is not None and not (isinstance(held, TupleV) and not held.items)
@@ -210,15 +298,15 @@ def own_forward_read(an: Analyzer, recv: Value, name: str) -> Value | None:
 
 def call_own_forward(an: Analyzer, callee: ObjectV, own: Value, node, args, kwargs, frame):
     """callee(*args, **kwargs) where the instance holds its own forward."""
-    if own is UNKNOWN or not _through_call_impl(an, callee):
+    if own is UNKNOWN or not through_call_impl(an, callee):
         return _lost(an, callee, node, frame, "the forward its instance holds")
     return an.call_value(bind_own(own, callee), node, list(args), dict(kwargs), frame)
 
 
-def _through_call_impl(an: Analyzer, callee: ObjectV) -> bool:
-    """Calling callee runs nn.Module.__call__ (a torch layer, or a project class
-    that defines no `__call__` along its bases)."""
-    if not callee.kind.startswith("<class>"):
+def through_call_impl(an: Analyzer, callee: Value) -> bool:
+    """Calling callee runs nn.Module.__call__ (a torch layer or container, or a
+    project class that defines no `__call__` along its bases)."""
+    if not isinstance(callee, ObjectV) or not callee.kind.startswith("<class>"):
         return True
     cd = an.class_of(callee.kind[len("<class>") :])
     return cd is not None and own_call(an, cd) is None and not call_unsure(an, cd)
@@ -232,9 +320,10 @@ def _is_dict(v: Value) -> bool:
     return isinstance(v, ObjectV) and v.kind == DICT_KIND
 
 
-def _lost(an: Analyzer, callee: ObjectV, node, frame, what: str) -> Value:
+def _lost(an: Analyzer, callee: Value, node, frame, what: str) -> Value:
     """The call of a hooked module, not followed (named by its class: a target's own
     call has no text of its own)."""
-    name = callee.kind.removeprefix("<class>").rpartition(":")[2].rpartition(".")[2]
+    kind = callee.kind if isinstance(callee, ObjectV) else "Sequential"
+    name = kind.removeprefix("<class>").rpartition(":")[2].rpartition(".")[2]
     record_not_known(an, node, frame, f"call {name}", f"{name}: {what} is not known")
     return UNKNOWN

@@ -183,8 +183,14 @@ def stub_layer(kind: str) -> bool:
     return kind.startswith("torch.nn.") and describes(f"{kind}.__call__")
 
 
+# What `torch.compile(module)` returns: a module of its own that registers the
+# module it was given as its one child, `_orig_mod`, and runs it when called.
+OPTIMIZED_KIND = "torch._dynamo.eval_frame.OptimizedModule"
+ORIG_MOD = "_orig_mod"
+
+
 def is_module(v: Value) -> bool:
-    """A layer, a project class instance or a module list."""
+    """A layer, a project class instance, a module list or a compiled module."""
     if isinstance(v, ObjectV):
-        return v.kind.startswith(("<class>", "torch.nn."))
+        return v.kind.startswith(("<class>", "torch.nn.")) or v.kind == OPTIMIZED_KIND
     return isinstance(v, ModuleListV)

@@ -16,6 +16,7 @@ from shapelint.analysis import (
     callable_values,
     compiled,
     dataclass_runtime,
+    dynamic,
     folding,
     forward_ad,
     grad_mode,
@@ -24,6 +25,7 @@ from shapelint.analysis import (
     itemgetters,
     iterators,
     learning,
+    module_hooks,
     module_values,
     modules,
     ndarrays,
@@ -159,6 +161,12 @@ class OpCallsMixin:
             built = iterators.zipped(args, longest=True, fill=kwargs.get("fillvalue"))
             if built is not None:
                 return built
+        if module_hooks.global_registration(qual) and self.specialize:
+            placed = not open_kwargs
+            handle = module_hooks.register_global(self, qual, node, frame, args, kwargs)
+            if handle is not None and placed:
+                return handle
+            dynamic.everywhere_at_run_time(qual.rpartition(".")[2], node.lineno)
         if qual == reduced.QUALNAME and not open_kwargs:
             built = reduced.fold(self, node, args, kwargs, frame)
             if built is not None:

@@ -27,6 +27,7 @@ from shapelint.analysis.callable_values import ChoiceV
 from shapelint.analysis.module_hooks import HOOKS
 from shapelint.analysis.module_kinds import (
     LAYERS,
+    OPTIMIZED_KIND,
     REGISTERED_DICT_KIND,
     REQUIRES_GRAD_UNKNOWN,
     UNFOLLOWED,
@@ -390,7 +391,7 @@ def _module_like(an, v: Value) -> bool:
         return False
     if v.kind == REGISTERED_DICT_KIND:
         return True
-    if v.kind.startswith("torch.nn."):
+    if v.kind.startswith("torch.nn.") or v.kind == OPTIMIZED_KIND:
         return True
     if v.kind.startswith("<class>"):
         return derives_from_module(an, v.kind[len("<class>") :]) is True

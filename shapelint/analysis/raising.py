@@ -36,6 +36,10 @@ OP = "raise"
 # What the call being evaluated surely raised (a callee's body, a constructor),
 # for the caller's frame to take: specialized runs evaluate one call at a time.
 _PENDING: list[str] = []
+# Where each sure raise of the run is, by its record: the finding (SURELY) a target
+# whose call ends in it reports.
+_SITES: dict[int, tuple] = {}
+SURELY = "SHP323"
 
 
 def pending(exc: str) -> None:
@@ -48,6 +52,7 @@ def take() -> str | None:
 
 def reset() -> None:
     _PENDING.clear()
+    _SITES.clear()
 
 
 def snapshot() -> tuple[str, ...]:
@@ -86,8 +91,37 @@ def surely(an, node: ast.stmt, frame, exc: str | None) -> None:
     note = f"raises {what} here: the call does not return"
     rec = uc.record_not_known(an, node, frame, OP, note)
     rec.raises = exc or ""  # what a handler is matched against
+    calls = call_path.calls_here(node.lineno)
+    if calls is not None:
+        (l1, c1), (l2, c2) = an.src.node_start(node), an.src.node_end(node)
+        message = f"surely raises {what}, which nothing catches: the call does not return"
+        where = (an.src.path, l1, c1, l2, c2, SURELY, message, calls)
+        _SITES[id(rec)] = (rec, call_path.Finding(*where))
     frame.done = True
     frame.raised = True
+
+
+def last_raised(exc: str) -> list:
+    """The finding of the last sure raise the run reached (the one a constructor that
+    surely raised ended in), where it raised exc; as surely_raised gives it."""
+    if not _SITES:
+        return []
+    rec, finding = next(reversed(_SITES.values()))
+    return [finding] if rec.raises == exc else []
+
+
+def surely_raised(records, exc: str | None) -> list:
+    """The finding of the sure raise of exc a target's call ended in (records: the
+    run's, depth first in order: the first sure raise reached ends it); none where
+    the analysis did not see where (a raise it did not place)."""
+    todo = list(reversed(list(records)))
+    while todo:
+        r = todo.pop()
+        site = _SITES.get(id(r))
+        if r.raises is not None and r.raises == exc and site is not None and site[0] is r:
+            return [site[1]]
+        todo.extend(reversed(r.children))
+    return []
 
 
 def settle(frame) -> None:

@@ -27,6 +27,7 @@ from shapelint.analysis import (
     branches,
     call_path,
     callable_values,
+    class_forward,
     config_classes,
     construction,
     dynamic,
@@ -81,6 +82,8 @@ class TargetResult:
     unsummed: frozenset[str] = frozenset()
     # Error findings on the target's path (call_path.Finding): torch would raise.
     errors: list = field(default_factory=list)
+    # The sure raise the call ends in (raising.surely_raised): an error of its own.
+    raised: list = field(default_factory=list)
     # Errors found on one of alternatives the run cannot decide, where another may
     # run without raising (call_path.settle): warnings, each with its condition.
     conditional: list = field(default_factory=list)
@@ -213,6 +216,7 @@ def evaluate_target(
     absence.reset()
     attribute_hooks.reset()
     dynamic.reset()
+    module_hooks.reset()
     forward_ad.reset()
     with (
         call_path.collecting() as found,
@@ -224,6 +228,8 @@ def evaluate_target(
         res.facts = nonnegative_facts()
     res.retrained = bool(retrained)
     res.errors = [f for f in found if severity_of(f.code) == "error"]
+    if not res.errors:
+        res.errors = list(res.raised)  # a shape error found on the way says why already
     if any(f.code in ANNOTATION_CODES for f in res.errors) and not checked_at_run_time(an):
         # no checker runs: an annotation the values contradict is a contract broken,
         # never a raise; the forward ran on past it, as Python runs it
@@ -335,9 +341,12 @@ def _evaluate(
                 shapes[name] = TensorV(
                     v.shape, annotated_dtype(an, fd, name), grad=False, origin=v.origin
                 )
-        if not meth and module_hooks.held_on(recv):
+        if not meth and (
+            module_hooks.held_on(recv) or class_forward.stored_forward(an, recv) is not None
+        ):
             # calling the module runs the hooks registered on it round forward
-            # (Module._call_impl): the call as written, `m(x)`, its inputs by position
+            # (Module._call_impl), or the forward the run stored through its class
+            # (class_forward): the call as written, `m(x)`, its inputs by position
             # in the forward's order up to the first not given (what a hook's `args`
             # holds), the rest by name
             order = [a.arg for a in named_params(fd.node)[1:]]
@@ -346,8 +355,13 @@ def _evaluate(
             with _ledger(an, shapes, recv) as log:
                 value = specialized.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
     rec = list(top.records.values())[-1]
-    if raising.take() is not None or built is not None:
+    raised: list = []
+    if (ended := raising.take()) is not None or built is not None:
         rec.cost = raising.raises_cost(rec.cost, built)
+        # torch refuses the forward: an error where the raise is, not a cost (a
+        # constructor's sure raise is the last one its run reached)
+        raised = raising.last_raised(built) if built is not None else []
+        raised = raised or raising.surely_raised(top.records.values(), ended or built)
     names = unnamed.value_names(TupleV((*kwargs.values(), *shapes.values())))
     for f in (fd, attributes.find_method(an, cd, "__init__") if cd is not None else None):
         if f is not None:
@@ -364,6 +378,7 @@ def _evaluate(
     result = TargetResult(
         qualname, rec.cost, records, value, defaults, frozenset(names), dtypes, params
     )
+    result.raised = raised
     result.hazards = log
     result.unsummed = reached.unsummed_kinds(value, functools.partial(_plain_instance, an))
     result.built = built_nodes

@@ -1,4 +1,5 @@
-"""SHP307-SHP314, SHP322: torch calls whose argument shapes (or dtypes) certainly cannot work.
+"""SHP307-SHP314, SHP322: torch calls whose argument shapes (or dtypes) certainly cannot work;
+SHP323: a target whose call surely raises.
 
 Reported by the generic stub op (shapelint/ops/stub_ops.py) only where known
 numbers contradict each other: a dimension named ``d`` in one tensor and ``k``
@@ -355,6 +356,31 @@ RULES = [
             "    proj = torch.nn.Linear(8, 4).half()\n"
             "    x = torch.randn(2, 8)\n"
             "    return proj(x.to(proj.weight.dtype))\n",
+        ),
+    ),
+    Rule(
+        code="SHP323",
+        name="surely-raises",
+        severity="error",
+        summary="A target whose call surely ends in a `raise` or a failing `assert` nothing catches.",
+        explanation=(
+            "In a target run (`cost PATH::Class --input ...`, `run`, "
+            "[tool.shapelint.targets]) a `raise` statement, or an `assert` whose test is "
+            "known false, that surely runs on the target's way and that no `try` or "
+            "`contextlib.suppress` on the way catches ends the call: torch never returns, "
+            "so there is no figure to print. The target prints this error where the raise "
+            "is, with its call path, and no total (the ops that ran before it are no cost "
+            "of a forward that does not finish); a shape error found on the way is said "
+            "instead. A raise on one of alternatives the analysis cannot decide is no sure "
+            "raise: the total is then a lower bound naming it."
+        ),
+        valid=(
+            "import torch\n\n"
+            "def checked():\n"
+            "    x = torch.randn(2, 8)\n"
+            "    if x.shape[-1] != 8:\n"
+            "        raise ValueError('width')\n"
+            "    return x * 2\n",
         ),
     ),
 ]
